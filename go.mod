@@ -1,0 +1,3 @@
+module evented-volume-manager
+
+go 1.26

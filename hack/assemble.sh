@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Assembles _output/kubernetes: pristine Kubernetes v1.37.0 rebuilt offline from
+# the Go module proxy (k8s.io/kubernetes plus the k8s.io/* staging modules), as a
+# git repository tagged v1.37.0, with one commit per patch of patches/ on top.
+#
+# It is idempotent:
+#   - an unchanged series reuses the tree as it is (with any commits made there);
+#   - a series just exported from the tree is recognised and reused;
+#   - a changed series rebuilds the commits from the tag, unless the tree holds
+#     work that is not in patches/ (then it stops; FORCE=1 discards that work).
+# A patch that does not apply is named, and the tree is left as it was.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+STAMP_SERIES="${TREE}/.git/evm-series"
+STAMP_HEAD="${TREE}/.git/evm-head"
+
+# module_dir PATH VERSION: downloads a module through the module proxy and
+# prints its directory in the module cache.
+module_dir() {
+  local mod="$1" ver="$2" json dir
+  if ! json=$(cd "${OUT}" && GOFLAGS=-mod=mod go mod download -json "${mod}@${ver}" 2>&1); then
+    die "cannot fetch module ${mod}@${ver} through the Go module proxy: ${json}
+  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
+  fi
+  dir=$(printf '%s\n' "${json}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  if [ -z "${dir}" ] || [ ! -d "${dir}" ]; then
+    die "cannot fetch module ${mod}@${ver}: ${json}"
+  fi
+  printf '%s\n' "${dir}"
+}
+
+# staging_modules GOMOD: the k8s.io/* modules that go.mod replaces with
+# ./staging/src/k8s.io/<name>.
+staging_modules() {
+  sed -n '/^replace (/,/^)/p' "$1" | awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// {print $1}'
+}
+
+series_hash() {
+  series_files | xargs -r cat | sha256sum | cut -d' ' -f1
+}
+
+record_stamp() {
+  series_hash > "${STAMP_SERIES}"
+  tree_git rev-parse HEAD > "${STAMP_HEAD}"
+}
+
+# make_pristine DIR: writes pristine v1.37.0 into DIR as a git repository.
+make_pristine() {
+  local dir="$1" kdir mod sdir name
+  step "fetching k8s.io/kubernetes@${KUBE_VERSION} and its staging modules@${STAGING_VERSION}"
+  mkdir -p "${OUT}"
+  kdir=$(module_dir k8s.io/kubernetes "${KUBE_VERSION}")
+  cp -r "${kdir}" "${dir}"
+  chmod -R u+w "${dir}"
+  local n=0
+  for mod in $(staging_modules "${kdir}/go.mod"); do
+    name=${mod#k8s.io/}
+    sdir=$(module_dir "${mod}" "${STAGING_VERSION}")
+    mkdir -p "${dir}/staging/src/k8s.io/${name}"
+    cp -r "${sdir}/." "${dir}/staging/src/k8s.io/${name}/"
+    n=$((n + 1))
+  done
+  [ "${n}" -gt 0 ] || die "no staging modules found in the replace block of k8s.io/kubernetes@${KUBE_VERSION}/go.mod"
+  chmod -R u+w "${dir}"
+  # Module zips drop file modes; give scripts back their executable bit.
+  find "${dir}" -type f -name '*.sh' -exec chmod +x {} +
+  echo "    k8s.io/kubernetes and ${n} staging modules"
+  step_done
+
+  step "committing pristine ${KUBE_VERSION}"
+  git -C "${dir}" init -q -b "${TREE_BRANCH}"
+  git -C "${dir}" config user.name "Evented Volume Manager developers"
+  git -C "${dir}" config user.email "dev@evented-volume-manager.invalid"
+  git -C "${dir}" config core.abbrev 12
+  git -C "${dir}" -c core.safecrlf=false add -A -f .
+  GIT_AUTHOR_NAME="Kubernetes Authors" GIT_AUTHOR_EMAIL="kubernetes@kubernetes.invalid" \
+    GIT_AUTHOR_DATE="${PRISTINE_DATE}" GIT_COMMITTER_DATE="${PRISTINE_DATE}" \
+    git -C "${dir}" commit -q -m "Kubernetes ${KUBE_VERSION}
+
+Rebuilt from the Go module proxy: k8s.io/kubernetes@${KUBE_VERSION} with the
+k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io."
+  git -C "${dir}" tag "${KUBE_VERSION}"
+  echo "    $(git -C "${dir}" rev-parse --short "${KUBE_VERSION}") ${KUBE_VERSION}"
+  step_done
+}
+
+# apply_series DIR: resets DIR's branch to the tag and applies every patch.
+# On failure it names the patch, restores the previous HEAD and fails.
+apply_series() {
+  local dir="$1" orig
+  step "applying the series ($(series_files | wc -l) patches)"
+  orig=$(git -C "${dir}" rev-parse HEAD)
+  git -C "${dir}" checkout -q -f -B "${TREE_BRANCH}" "${KUBE_VERSION}"
+  if ! am_series "${dir}"; then
+    git -C "${dir}" checkout -q -f -B "${TREE_BRANCH}" "${orig}"
+    die "patch ${FAILED_PATCH} does not apply to ${KUBE_VERSION}; the tree was left at its previous HEAD.
+  Fix the patch (or rebase the tree and run make export), then rerun make."
+  fi
+  step_done
+}
+
+# exported_matches: whether exporting the tree now would reproduce patches/.
+exported_matches() {
+  local tmp rc=0
+  tmp=$(mktemp -d "${OUT}/export.XXXXXX")
+  "${ROOT}/hack/export.sh" --to "${tmp}" >/dev/null
+  diff -r -q "${tmp}" "${PATCHES}" --exclude='*.md' >/dev/null 2>&1 || rc=1
+  rm -rf "${tmp}"
+  return "${rc}"
+}
+
+main() {
+  mkdir -p "${OUT}" "${PATCHES}"
+  if [ ! -d "${TREE}/.git" ] || ! tree_git rev-parse -q --verify "refs/tags/${KUBE_VERSION}" >/dev/null; then
+    local tmp="${OUT}/kubernetes.tmp"
+    rm -rf "${tmp}"
+    trap 'rm -rf "${tmp}"' EXIT
+    make_pristine "${tmp}"
+    apply_series "${tmp}"
+    rm -rf "${TREE}"
+    mv "${tmp}" "${TREE}"
+    trap - EXIT
+    record_stamp
+    return
+  fi
+
+  step "checking ${TREE#"${ROOT}/"} against patches/"
+  if [ "$(cat "${STAMP_SERIES}" 2>/dev/null)" = "$(series_hash)" ]; then
+    echo "    the series is unchanged: reusing the tree"
+  elif exported_matches; then
+    echo "    patches/ was exported from the tree: reusing it"
+    record_stamp
+  else
+    local clean=1
+    [ -z "$(tree_git status --porcelain --untracked-files=no)" ] || clean=0
+    [ "$(tree_git rev-parse HEAD)" = "$(cat "${STAMP_HEAD}" 2>/dev/null)" ] || clean=0
+    if [ "${clean}" = 0 ] && [ "${FORCE:-0}" != 1 ]; then
+      die "the series changed, but ${TREE#"${ROOT}/"} holds commits or edits that are not in patches/.
+  Keep them: commit them in the tree and run 'make export'. Discard them: rerun with FORCE=1."
+    fi
+    echo "    the series changed: rebuilding the commits from ${KUBE_VERSION}"
+    step_done
+    apply_series "${TREE}"
+    record_stamp
+    return
+  fi
+  step_done
+}
+
+main "$@"

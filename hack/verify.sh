@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Checks that patches/ is the product it should be:
+#   1. the series applies cleanly to pristine v1.37.0 and gives exactly the
+#      assembled tree's HEAD, and re-exporting the tree reproduces patches/;
+#   2. gofmt and go vet pass on the packages the series changes;
+#   3. upstream's feature-gate list checks pass;
+#   4. every patch follows the series rules (upstream-style subjects, no
+#      machine-specific paths).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+total_start=$(date +%s)
+
+# changed_go_files: Go files the series adds or modifies.
+changed_go_files() {
+  tree_git diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go'
+}
+# changed_packages: ./dir for every directory with a changed Go file.
+changed_packages() {
+  changed_go_files | xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|'
+}
+
+step "the series applies to pristine ${KUBE_VERSION} and gives the tree's HEAD"
+if [ -n "$(tree_git status --porcelain --untracked-files=no)" ]; then
+  echo "    warning: the tree has uncommitted edits; verifying its HEAD only" >&2
+fi
+wt="${OUT}/verify-worktree"
+cleanup() {
+  tree_git worktree remove --force "${wt}" >/dev/null 2>&1 || rm -rf "${wt}"
+  tree_git worktree prune >/dev/null 2>&1 || true
+  rm -rf "${OUT}/verify-export"
+}
+trap cleanup EXIT
+cleanup
+tree_git worktree add -q --detach "${wt}" "${KUBE_VERSION}"
+am_series "${wt}" >/dev/null || die "patch ${FAILED_PATCH} does not apply to pristine ${KUBE_VERSION}."
+want=$(tree_git rev-parse 'HEAD^{tree}')
+got=$(git -C "${wt}" rev-parse 'HEAD^{tree}')
+if [ "${want}" != "${got}" ]; then
+  git -C "${wt}" diff --stat HEAD "$(tree_git rev-parse HEAD)" >&2 || true
+  die "patches/ does not reproduce the tree's HEAD (tree ${want}, series ${got}).
+  Run 'make export' and commit patches/."
+fi
+"${ROOT}/hack/export.sh" --to "${OUT}/verify-export" >/dev/null
+if ! diff -r -q "${OUT}/verify-export" "${PATCHES}" >/dev/null; then
+  diff -r "${OUT}/verify-export" "${PATCHES}" | head -40 >&2 || true
+  die "patches/ differs from what 'make export' writes for the tree. Run 'make export' and commit patches/."
+fi
+echo "    $(series_files | wc -l) patches reproduce ${want:0:12}"
+step_done
+
+step "gofmt on the Go files the series changes"
+files=$(changed_go_files)
+if [ -n "${files}" ]; then
+  bad=$(cd "${TREE}" && gofmt -l ${files})
+  [ -z "${bad}" ] || die "gofmt would change: ${bad}
+  Run gofmt -w on them in the tree, commit, and make export."
+fi
+echo "    $(printf '%s\n' "${files}" | grep -c . || true) files"
+step_done
+
+step "go vet on the packages the series changes"
+pkgs=$(changed_packages)
+if [ -n "${pkgs}" ]; then
+  (cd "${TREE}" && go vet ${pkgs}) || die "go vet failed on: ${pkgs}"
+fi
+echo "    ${pkgs:-no packages}" | tr '\n' ' '; echo
+step_done
+
+step "upstream feature-gate checks (hack/verify-featuregates.sh, hack/verify-test-featuregates.sh)"
+(cd "${TREE}" && bash hack/verify-featuregates.sh >"${OUT}/verify-featuregates.log" 2>&1) || {
+  tail -20 "${OUT}/verify-featuregates.log" >&2
+  die "the generated feature lists are out of date: run hack/update-featuregates.sh in the tree, commit, and make export."
+}
+(cd "${TREE}" && bash hack/verify-test-featuregates.sh) ||
+  die "a test sets a mutable feature gate directly; use featuregatetesting.SetFeatureGateDuringTest."
+step_done
+
+step "series rules: upstream-style subjects, no machine-specific paths"
+(cd "${ROOT}" && go test -count=1 ./test/series/) || die "a patch breaks the series rules (see above)."
+step_done
+
+printf 'verify passed in %ss\n' "$(( $(date +%s) - total_start ))"
