@@ -36,11 +36,21 @@ step "root module: go vet and go test ./... (drives _output/bin/kubelet)"
 step_done
 
 pkgs=$(touched_packages)
-step "upstream tests of the packages the series touches"
+step "in-tree tests of every package the series touches, with -race (cold: a few minutes to build)"
 echo "    ${pkgs}" | tr '\n' ' '; echo
 if [ -n "${pkgs}" ]; then
-  (cd "${TREE}" && go test -count=1 ${pkgs})
+  (cd "${TREE}" && go test -race -count=1 ${pkgs})
 fi
+step_done
+
+# The series' benchmarks, briefly: they must run, and their numbers are
+# printed. Performance claims come from make bench, not from here.
+step "benchmarks of the wakeup package (brief)"
+(cd "${TREE}" && go test -run '^$' -bench . -benchtime 200ms -count 1 ./pkg/kubelet/volumemanager/wakeup/)
+step_done
+
+step "fuzzing the runtime event handler (${FUZZTIME:-10s})"
+(cd "${TREE}" && go test -run '^$' -fuzz '^FuzzHandleEvent$' -fuzztime "${FUZZTIME:-10s}" ./pkg/kubelet/volumemanager/wakeup/)
 step_done
 
 printf 'make test passed in %ss\n' "$(( $(date +%s) - total_start ))"
