@@ -4,11 +4,13 @@
 #   make test     the project's tests and upstream's tests of every package the series touches
 #   make verify   the series applies cleanly, matches the tree, and passes gofmt, vet and gate checks
 #   make export   write the tree's commits (v1.37.0..HEAD) to patches/
+#   make node-deps  containerd, runc, crictl and local images for a real node
+#   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make clean    remove _output/
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test clean help
+.PHONY: all assemble kubelet export verify test node-deps node-smoke clean help
 
 all: kubelet
 
@@ -31,6 +33,14 @@ verify: assemble
 ## test: run the project's tests and upstream's tests of the touched packages
 test: kubelet
 	@hack/test.sh
+
+## node-deps: build containerd, runc, crictl (pinned) and the pause and busybox images, offline
+node-deps: assemble
+	@hack/node-deps.sh
+
+## node-smoke: run the patched kubelet on containerd with one static pod (root; GATE=true|false)
+node-smoke: kubelet node-deps
+	@hack/node-smoke.sh
 
 ## clean: remove everything make built
 clean:

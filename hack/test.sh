@@ -36,10 +36,67 @@ step "root module: go vet and go test ./... (drives _output/bin/kubelet)"
 step_done
 
 pkgs=$(touched_packages)
-step "in-tree tests of every package the series touches, with -race (cold: a few minutes to build)"
-echo "    ${pkgs}" | tr '\n' ' '; echo
-if [ -n "${pkgs}" ]; then
-  (cd "${TREE}" && go test -race -count=1 ${pkgs})
+race_pkgs=$(printf '%s\n' ${pkgs} | grep '^./pkg/kubelet/volumemanager' || true)
+other_pkgs=$(printf '%s\n' ${pkgs} | grep -v '^./pkg/kubelet/volumemanager' || true)
+
+# Upstream tests that fail or flake on pristine v1.37.0 on machines of this
+# kind. They are not skipped: each runs on pristine v1.37.0 and on the series
+# (gate off and gate on) side by side, and the series must do no worse.
+KNOWN_PRISTINE_FAILURES_TOP='TestWaitForAllPodsUnmount'
+KNOWN_PRISTINE_FAILURES_SUB='concurrent_unmount_-_many_pods_\(20\)'
+
+# The volume manager packages' tests include upstream's own tests re-run with
+# the gate on (TestUpstreamTestsWithEventedVolumeManager), so one run covers
+# both gate values.
+step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on)"
+echo "    ${race_pkgs}" | tr '\n' ' '; echo
+if [ -n "${race_pkgs}" ]; then
+  (cd "${TREE}" && go test -race -count=1 -timeout 30m \
+    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestUpstreamTestsWithEventedVolumeManager\$" ${race_pkgs})
+  (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
+    -run "^${KNOWN_PRISTINE_FAILURES_TOP}\$" -skip "${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
+  (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
+    -run '^TestUpstreamTestsWithEventedVolumeManager$' \
+    -skip "TestUpstreamTestsWithEventedVolumeManager/${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
+fi
+step_done
+
+step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: the series must do no worse (2 to 8 minutes)"
+pristine="${OUT}/pristine"
+if [ ! -d "${pristine}" ]; then
+  tree_git worktree prune
+  tree_git worktree add -q --detach "${pristine}" "${KUBE_VERSION}"
+fi
+(cd "${pristine}" && go test -c -o "${OUT}/pristine-volumemanager.test" ./pkg/kubelet/volumemanager/)
+(cd "${TREE}" && go test -c -o "${OUT}/series-volumemanager.test" ./pkg/kubelet/volumemanager/)
+sub="${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}"
+# run_known NAME DIR BINARY PATTERN: runs one configuration up to twice (the
+# test is timing-sensitive on 2 cores) and records pass or fail.
+run_known() {
+  local name="$1" dir="$2" bin="$3" pattern="$4" attempt rc
+  for attempt in 1 2; do
+    rc=0
+    (cd "${dir}/pkg/kubelet/volumemanager" && "${bin}" -test.run "${pattern}" >"${OUT}/known-${name}.log" 2>&1) || rc=$?
+    [ "${rc}" = 0 ] && break
+  done
+  if [ "${rc}" = 0 ]; then echo "pass (attempt ${attempt})"; else echo "fail (2 attempts)"; fi >"${OUT}/known-${name}.verdict"
+}
+run_known pristine "${pristine}" "${OUT}/pristine-volumemanager.test" "^${sub}" &
+run_known off "${TREE}" "${OUT}/series-volumemanager.test" "^${sub}" &
+run_known on "${TREE}" "${OUT}/series-volumemanager.test" "^TestUpstreamTestsWithEventedVolumeManager/${sub}" &
+wait
+p=$(cat "${OUT}/known-pristine.verdict"); off=$(cat "${OUT}/known-off.verdict"); on=$(cat "${OUT}/known-on.verdict")
+echo "    ${sub}: pristine ${KUBE_VERSION} ${p}; series gate off ${off}; series gate on ${on}"
+if [[ "${p}" == pass* ]] && { [[ "${off}" == fail* ]] || [[ "${on}" == fail* ]]; }; then
+  tail -n 30 "${OUT}/known-off.log" "${OUT}/known-on.log" >&2
+  die "the series fails ${sub}, which passes on pristine ${KUBE_VERSION}."
+fi
+step_done
+
+step "in-tree tests of the other packages the series touches (pkg/kubelet takes several minutes)"
+echo "    ${other_pkgs}" | tr '\n' ' '; echo
+if [ -n "${other_pkgs}" ]; then
+  (cd "${TREE}" && go test -count=1 -timeout 30m ${other_pkgs})
 fi
 step_done
 

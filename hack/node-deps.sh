@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# make node-deps: everything a real node needs besides the kubelet, pinned,
+# from the Go module proxy and Debian's packages only, into _output/bin and
+# _output/images:
+#   containerd, ctr and containerd-shim-runc-v2 ${CONTAINERD_VERSION}
+#   runc ${RUNC_VERSION} (cgo, libseccomp)
+#   crictl ${CRICTL_VERSION}
+#   pause (the tree's build/pause source) and busybox (Debian's busybox-static)
+#   as image archives for `ctr images import`; no registry is ever used.
+# Reruns reuse what is already there at the pinned versions.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+CONTAINERD_VERSION=v2.4.2
+RUNC_VERSION=v1.5.2
+CRICTL_VERSION=v1.36.0
+BIN="${OUT}/bin"
+IMAGES="${OUT}/images"
+mkdir -p "${BIN}" "${IMAGES}"
+total_start=$(date +%s)
+
+step "Debian packages: libseccomp-dev, busybox-static, pkg-config"
+missing=()
+for p in libseccomp-dev busybox-static pkg-config; do
+  dpkg -s "${p}" >/dev/null 2>&1 || missing+=("${p}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || die "installing ${missing[*]} needs root: run 'apt-get install -y ${missing[*]}' as root, then rerun."
+  echo "    installing ${missing[*]}"
+  apt-get update -qq >/dev/null || die "apt-get update failed: check the network to Debian's mirrors."
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+    die "apt-get install ${missing[*]} failed."
+else
+  echo "    already installed"
+fi
+step_done
+
+step "containerd ${CONTAINERD_VERSION} (containerd, ctr, containerd-shim-runc-v2)"
+# version_of BINARY: the binary's --version output, or nothing.
+version_of() {
+  "$1" --version 2>/dev/null || true
+}
+
+if [[ "$(version_of "${BIN}/containerd")" == *" ${CONTAINERD_VERSION#v}"* ]] &&
+  [ -x "${BIN}/ctr" ] && [ -x "${BIN}/containerd-shim-runc-v2" ]; then
+  echo "    already built"
+else
+  GOBIN="${BIN}" CGO_ENABLED=0 GOFLAGS=-mod=mod go install -tags no_btrfs \
+    "github.com/containerd/containerd/v2/cmd/containerd@${CONTAINERD_VERSION}" \
+    "github.com/containerd/containerd/v2/cmd/ctr@${CONTAINERD_VERSION}" \
+    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@${CONTAINERD_VERSION}" ||
+    die "building containerd ${CONTAINERD_VERSION} failed (is the Go module proxy reachable?)."
+fi
+echo "    $(version_of "${BIN}/containerd")"
+step_done
+
+step "runc ${RUNC_VERSION} (cgo, seccomp)"
+if [[ "$(version_of "${BIN}/runc")" == *"runc version ${RUNC_VERSION#v}"* ]]; then
+  echo "    already built"
+else
+  GOBIN="${BIN}" CGO_ENABLED=1 GOFLAGS=-mod=mod go install -tags "seccomp urfave_cli_no_docs" \
+    "github.com/opencontainers/runc@${RUNC_VERSION}" ||
+    die "building runc ${RUNC_VERSION} failed (it needs gcc and libseccomp-dev)."
+fi
+echo "    $(version_of "${BIN}/runc" | sed -n 1p)"
+step_done
+
+step "crictl ${CRICTL_VERSION}"
+if [ -x "${BIN}/crictl" ]; then
+  echo "    already built"
+else
+  # go install fails here: the proxy refuses the module's version list, which
+  # go install reads for deprecations. Build from the downloaded module.
+  (cd "${OUT}" && GOFLAGS=-mod=mod go mod download "sigs.k8s.io/cri-tools@${CRICTL_VERSION}") ||
+    die "cannot download sigs.k8s.io/cri-tools@${CRICTL_VERSION} through the Go module proxy."
+  src="${OUT}/src/cri-tools"
+  rm -rf "${src}"
+  mkdir -p "${OUT}/src"
+  cp -r "$(go env GOMODCACHE)/sigs.k8s.io/cri-tools@${CRICTL_VERSION}" "${src}"
+  chmod -R u+w "${src}"
+  (cd "${src}" && CGO_ENABLED=0 go build -mod=mod -o "${BIN}/crictl" ./cmd/crictl) ||
+    die "building crictl ${CRICTL_VERSION} failed."
+  rm -rf "${src}"
+fi
+echo "    ${BIN#"${ROOT}/"}/crictl"
+step_done
+
+step "images: pause from the tree's build/pause, busybox from busybox-static"
+[ -d "${TREE}/build/pause" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+gcc -Os -Wall -Werror -static -DVERSION="${KUBE_VERSION}-evm" -o "${IMAGES}/pause" "${TREE}/build/pause/linux/pause.c" ||
+  die "compiling build/pause/linux/pause.c failed (gcc with static libc is needed)."
+strip "${IMAGES}/pause"
+(cd "${ROOT}" && go run ./pkg/nodeimage/mkimage -pause "${IMAGES}/pause" -busybox /bin/busybox -out "${IMAGES}")
+step_done
+
+printf 'node-deps ready in %ss\n' "$(( $(date +%s) - total_start ))"

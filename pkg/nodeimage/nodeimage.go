@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package nodeimage builds the container images the real-node tests need,
+// offline: from files on this machine (a static pause built from the
+// kubernetes tree's build/pause source, Debian's busybox-static) into image
+// archives that `ctr images import` loads. No registry is ever contacted.
+package nodeimage
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// Entry is one file, directory or symlink of an image's single layer.
+type Entry struct {
+	// Path is the absolute path in the image.
+	Path string
+	// Mode holds the permission bits.
+	Mode int64
+	// Data is a regular file's content.
+	Data []byte
+	// Dir makes the entry a directory.
+	Dir bool
+	// Link makes the entry a symlink to Link.
+	Link string
+}
+
+// Spec describes an image.
+type Spec struct {
+	// Ref is the image's name, for example "localhost/busybox:local".
+	Ref string
+	// Entries make up the image's single layer.
+	Entries []Entry
+	// Entrypoint and Cmd are the image config's.
+	Entrypoint []string
+	Cmd        []string
+}
+
+// epoch fixes every timestamp, so the same inputs give the same image.
+var epoch = time.Unix(0, 0).UTC()
+
+// Layer returns the tar of the entries, parents before children.
+func Layer(entries []Entry) ([]byte, error) {
+	sorted := append([]Entry(nil), entries...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range sorted {
+		if !path.IsAbs(e.Path) {
+			return nil, fmt.Errorf("entry %q: path is not absolute", e.Path)
+		}
+		hdr := &tar.Header{Name: e.Path[1:], Mode: e.Mode, ModTime: epoch, Format: tar.FormatPAX}
+		switch {
+		case e.Dir:
+			hdr.Typeflag, hdr.Name = tar.TypeDir, hdr.Name+"/"
+		case e.Link != "":
+			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
+		default:
+			hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(e.Data))
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			if _, err := tw.Write(e.Data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Image builds the OCI image for spec, for linux/amd64.
+func Image(spec Spec) (v1.Image, error) {
+	data, err := Layer(spec.Entries)
+	if err != nil {
+		return nil, err
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	img, err = mutate.AppendLayers(img, layer)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", "amd64"
+	cfg.Created = v1.Time{Time: epoch}
+	cfg.Config.Entrypoint = spec.Entrypoint
+	cfg.Config.Cmd = spec.Cmd
+	cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	return mutate.ConfigFile(img, cfg)
+}
+
+// WriteArchive writes spec's image, tagged spec.Ref, to path as an archive
+// that `ctr images import` loads.
+func WriteArchive(path string, spec Spec) error {
+	ref, err := name.ParseReference(spec.Ref, name.WeakValidation)
+	if err != nil {
+		return err
+	}
+	img, err := Image(spec)
+	if err != nil {
+		return err
+	}
+	return tarball.WriteToFile(path, ref, img)
+}
+
+// Busybox returns the spec of a busybox image: the static binary at
+// busyboxPath, a symlink per applet, /etc/passwd, /etc/group and /tmp.
+func Busybox(ref, busyboxPath string, applets []string) (Spec, error) {
+	bin, err := os.ReadFile(busyboxPath)
+	if err != nil {
+		return Spec{}, err
+	}
+	entries := []Entry{
+		{Path: "/bin", Dir: true, Mode: 0o755},
+		{Path: "/bin/busybox", Data: bin, Mode: 0o755},
+		{Path: "/etc", Dir: true, Mode: 0o755},
+		{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"), Mode: 0o644},
+		{Path: "/etc/group", Data: []byte("root:x:0:\nnogroup:x:65534:\n"), Mode: 0o644},
+		{Path: "/root", Dir: true, Mode: 0o700},
+		{Path: "/tmp", Dir: true, Mode: 0o1777},
+	}
+	seen := map[string]bool{"busybox": true}
+	for _, a := range applets {
+		if a == "" || seen[a] || path.Base(a) != a {
+			continue
+		}
+		seen[a] = true
+		entries = append(entries, Entry{Path: "/bin/" + a, Link: "busybox", Mode: 0o777})
+	}
+	return Spec{Ref: ref, Entries: entries, Cmd: []string{"sh"}}, nil
+}
+
+// Pause returns the spec of a pause image holding the static binary at
+// pausePath as /pause.
+func Pause(ref, pausePath string) (Spec, error) {
+	bin, err := os.ReadFile(pausePath)
+	if err != nil {
+		return Spec{}, err
+	}
+	return Spec{
+		Ref:        ref,
+		Entries:    []Entry{{Path: "/pause", Data: bin, Mode: 0o755}},
+		Entrypoint: []string{"/pause"},
+	}, nil
+}
