@@ -3,6 +3,7 @@
 #   make          assemble _output/kubernetes (v1.37.0 + patches/) and build _output/bin/kubelet
 #   make test     the project's tests and upstream's tests of every package the series touches
 #   make verify   the series applies cleanly, matches the tree, and passes gofmt, vet and gate checks
+#   make bench    side-by-side benchmark of the volume manager, gate off vs on
 #   make export   write the tree's commits (v1.37.0..HEAD) to patches/
 #   make node-deps  containerd, runc, crictl and local images for a real node
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
@@ -10,7 +11,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test node-deps node-smoke clean help
+.PHONY: all assemble kubelet export verify test bench node-deps node-smoke clean help
 
 all: kubelet
 
@@ -33,6 +34,10 @@ verify: assemble
 ## test: run the project's tests and upstream's tests of the touched packages
 test: kubelet
 	@hack/test.sh
+
+## bench: the in-tree side-by-side benchmark, gate off vs on (110 and 500 pods); tables and charts in _output/bench
+bench: assemble
+	@hack/bench.sh
 
 ## node-deps: build containerd, runc, crictl (pinned) and the pause and busybox images, offline
 node-deps: assemble

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make bench: the in-tree side-by-side benchmark. For each size it runs
+# TestVolumeManagerSideBySide (pkg/kubelet/volumemanager) once, which measures
+# a real volume manager with the gate off and then on in the same process,
+# then prints the tables and writes the charts under _output/bench.
+#
+#   BENCH_SIZES="110x4 500x4"  pods x volumes per pod
+#   BENCH_IDLE=30s             the idle window per mode
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+BENCH="${OUT}/bench"
+mkdir -p "${BENCH}"
+total_start=$(date +%s)
+results=()
+for size in ${BENCH_SIZES:-110x4 500x4}; do
+  pods=${size%x*}; volumes=${size#*x}
+  step "side by side, gate off then on: ${pods} pods x ${volumes} volumes, ${BENCH_IDLE:-30s} idle (a few minutes)"
+  out="${BENCH}/P${pods}-V${volumes}.json"
+  rm -f "${out}"
+  (cd "${TREE}" && VOLUME_MANAGER_SIDE_BY_SIDE="pods=${pods},volumes=${volumes},idle=${BENCH_IDLE:-30s},out=${out}" \
+    go test -count=1 -timeout 60m -run '^TestVolumeManagerSideBySide$' -v ./pkg/kubelet/volumemanager/ >"${BENCH}/P${pods}-V${volumes}.log" 2>&1) || {
+    grep -E "^(---|FAIL|panic)|sidebyside_test.go" "${BENCH}/P${pods}-V${volumes}.log" | tail -20 >&2
+    die "the benchmark failed; its log is ${BENCH#"${ROOT}/"}/P${pods}-V${volumes}.log"
+  }
+  grep -E "sidebyside_test.go:[0-9]+: gate=" "${BENCH}/P${pods}-V${volumes}.log" | sed 's/^ */    /'
+  results+=("${out}")
+  step_done
+done
+
+step "report: tables and charts under _output/bench"
+(cd "${ROOT}" && go run ./pkg/bench/report -out "${BENCH}" "${results[@]}")
+step_done
+printf 'make bench done in %ss; charts and report.md in _output/bench\n' "$(( $(date +%s) - total_start ))"
