@@ -70,6 +70,7 @@ func Charts(r Run, dir, prefix string) ([]string, error) {
 		p.Legend.Add(s.name, line)
 	}
 	p.Y.Min = 0
+	p.Y.Max = 14 // room for the legend above upstream's 10 per second
 	p.Legend.Top = true
 	f := filepath.Join(dir, prefix+"-idle-iterations.png")
 	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, f); err != nil {
@@ -110,8 +111,17 @@ func Charts(r Run, dir, prefix string) ([]string, error) {
 		p.Add(line)
 		p.Legend.Add(s.name, line)
 	}
-	p.Legend.Left = true
+	// Room on the right of the slowest pod for the legend.
+	var slowest float64
+	for _, xs := range [][]float64{r.Off.MountSingle, r.Off.MountSlow, r.On.MountSingle, r.On.MountSlow} {
+		for _, x := range xs {
+			slowest = max(slowest, 1000*x)
+		}
+	}
+	p.X.Max = 8 * slowest
+	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top = true
+	p.Legend.Left = false
 	f = filepath.Join(dir, prefix+"-mount-latency-cdf.png")
 	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, f); err != nil {
 		return nil, err
