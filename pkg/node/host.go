@@ -1,0 +1,490 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sysctls are the kernel settings a kubelet sets when protectKernelDefaults
+// is false (the default): see setupKernelTunables in pkg/kubelet/cm.
+var Sysctls = []string{
+	"vm/overcommit_memory",
+	"vm/panic_on_oom",
+	"kernel/panic",
+	"kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys",
+	"kernel/keys/root_maxbytes",
+}
+
+// HostPaths are fixed paths outside the work directory that a standalone
+// kubelet, containerd or its shims create whatever their configuration says.
+var HostPaths = []string{
+	"/var/lib/kubelet",
+	"/var/log/containers",
+	"/var/log/pods",
+	"/run/containerd",
+	"/var/lib/cni",
+	"/usr/libexec/kubernetes",
+}
+
+// kubeletCgroups are the top-level cgroups a kubelet with the cgroupfs driver
+// creates under every controller.
+var kubeletCgroups = []string{"kubepods", "kubepods.slice"}
+
+const stateFile = "host-state.json"
+
+// hostState is the host as it was before a Node started, and the processes
+// it started. It is written to the work directory, so that a run that died
+// without stopping is cleaned up by the next.
+type hostState struct {
+	Work string `json:"work"`
+	// Sysctls maps a /proc/sys path to its original value.
+	Sysctls map[string]string `json:"sysctls"`
+	// CreatedPaths are HostPaths that did not exist.
+	CreatedPaths []string `json:"createdPaths"`
+	// Cgroups are kubelet cgroups that already existed.
+	Cgroups []string `json:"cgroups"`
+	// PIDs are the daemons started, by name.
+	PIDs map[string]processID `json:"pids"`
+	// Shim is the shim binary, whose processes are stopped.
+	Shim string `json:"shim"`
+
+	mu sync.Mutex
+}
+
+// processID names a process across PID reuse.
+type processID struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+func recordHost(work, bin string) (*hostState, error) {
+	h := &hostState{Work: work, Sysctls: map[string]string{}, PIDs: map[string]processID{}}
+	for _, s := range Sysctls {
+		data, err := os.ReadFile(filepath.Join("/proc/sys", s))
+		if err != nil {
+			continue // not on this kernel
+		}
+		h.Sysctls[s] = strings.TrimSpace(string(data))
+	}
+	for _, p := range HostPaths {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			h.CreatedPaths = append(h.CreatedPaths, p)
+		}
+	}
+	for _, c := range cgroupDirs() {
+		if _, err := os.Stat(c); err == nil {
+			h.Cgroups = append(h.Cgroups, c)
+		}
+	}
+	h.Shim = filepath.Join(bin, "containerd-shim-runc-v2")
+	return h, h.save()
+}
+
+func (h *hostState) notePID(name string, pid int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	start, _ := startTime(pid)
+	h.PIDs[name] = processID{PID: pid, Start: start}
+	_ = h.save()
+}
+
+func (h *hostState) save() error {
+	data, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(h.Work, stateFile), data, 0o644)
+}
+
+// recoverEarlierRun cleans up after a run in work that never stopped.
+func recoverEarlierRun(work string, logf func(string, ...any)) error {
+	data, err := os.ReadFile(filepath.Join(work, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	h := &hostState{}
+	if err := json.Unmarshal(data, h); err != nil {
+		return fmt.Errorf("%s is unreadable (%v): remove it after restoring the host by hand", filepath.Join(work, stateFile), err)
+	}
+	logf("an earlier run in %s did not stop: stopping what it started and restoring the host", work)
+	for name, id := range h.PIDs {
+		if start, err := startTime(id.PID); err == nil && start == id.Start {
+			logf("killing the earlier run's %s (pid %d)", name, id.PID)
+			_ = syscall.Kill(id.PID, syscall.SIGKILL)
+			waitGone(id.PID, 10*time.Second)
+		}
+	}
+	return h.restore(logf)
+}
+
+// restore stops what the daemons left running (shims, containers), unmounts
+// what they mounted, removes the cgroups and paths they created and resets
+// the sysctls. It goes on after errors and returns them all.
+func (h *hostState) restore(logf func(string, ...any)) error {
+	var errs []error
+	for _, pid := range processesOf(h.Shim) {
+		logf("killing containerd-shim-runc-v2 (pid %d)", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	created := func(c string) bool { return !slices.Contains(h.Cgroups, c) }
+	var cgroups []string
+	for _, c := range cgroupDirs() {
+		if _, err := os.Stat(c); err == nil && created(c) {
+			cgroups = append(cgroups, c)
+		}
+	}
+	for _, c := range cgroups {
+		for _, pid := range cgroupProcs(c) {
+			logf("killing a leftover container process (pid %d in %s)", pid, c)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	roots := []string{h.Work, "/run/containerd"}
+	for _, p := range h.CreatedPaths {
+		if p != "/run/containerd" {
+			roots = append(roots, p)
+		}
+	}
+	for _, m := range mountsUnder(roots) {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
+		}
+	}
+	for _, c := range cgroups {
+		if err := removeCgroup(c, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for s, v := range h.Sysctls {
+		path := filepath.Join("/proc/sys", s)
+		if cur, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(cur)) == v {
+			continue
+		}
+		logf("restoring %s=%s", strings.ReplaceAll(s, "/", "."), v)
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("restoring sysctl %s: %w", s, err))
+		}
+	}
+	for _, p := range h.CreatedPaths {
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, fmt.Errorf("removing %s: %w", p, err))
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.Remove(filepath.Join(h.Work, stateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	} else {
+		errs = append(errs, fmt.Errorf("the host is not fully restored; %s keeps the record, and the next run retries",
+			filepath.Join(h.Work, stateFile)))
+	}
+	return errors.Join(errs...)
+}
+
+// othersRunning reports a kubelet or containerd already on this host, or
+// one of the kubelet's ports in use.
+func othersRunning() error {
+	for _, name := range []string{"kubelet", "containerd"} {
+		if pids := processesNamed(name); len(pids) > 0 {
+			return fmt.Errorf("a %s is already running on this host (pid %v): stop it first", name, pids)
+		}
+	}
+	for _, port := range []int{kubeletPort, healthzPort} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return fmt.Errorf("port %d is in use: the kubelet needs it", port)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// cgroupDirs are the kubelet's cgroups under every cgroup mount.
+func cgroupDirs() []string {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var dirs []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || (f[2] != "cgroup" && f[2] != "cgroup2") {
+			continue
+		}
+		for _, c := range kubeletCgroups {
+			d := filepath.Join(unescapeMount(f[1]), c)
+			if !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// cgroupProcs lists the processes in a cgroup tree.
+func cgroupProcs(root string) []int {
+	var pids []int
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		return nil
+	})
+	return pids
+}
+
+// removeCgroup removes a cgroup tree, deepest first, retrying while its
+// killed processes exit.
+func removeCgroup(root string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var dirs []string
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, path)
+			}
+			return nil
+		})
+		var last error
+		for i := len(dirs) - 1; i >= 0; i-- {
+			if err := syscall.Rmdir(dirs[i]); err != nil && !errors.Is(err, syscall.ENOENT) {
+				last = err
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("removing cgroup %s: %w", root, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// mountsUnder lists mount points under any of roots, deepest first.
+func mountsUnder(roots []string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var ms []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		m := unescapeMount(f[4])
+		for _, r := range roots {
+			if m == r || strings.HasPrefix(m, r+"/") {
+				ms = append(ms, m)
+				break
+			}
+		}
+	}
+	slices.SortFunc(ms, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(ms)
+}
+
+// unescapeMount undoes the octal escapes of /proc mount tables.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// processesOf lists the processes running binary.
+func processesOf(binary string) []int {
+	var pids []int
+	forEachProcess(func(pid int) {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == binary {
+			pids = append(pids, pid)
+		}
+	})
+	return pids
+}
+
+// processesNamed lists the processes whose command name is name.
+func processesNamed(name string) []int {
+	var pids []int
+	forEachProcess(func(pid int) {
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == name {
+			pids = append(pids, pid)
+		}
+	})
+	return pids
+}
+
+func forEachProcess(f func(pid int)) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			f(pid)
+		}
+	}
+}
+
+// waitGone waits until pid has exited.
+func waitGone(pid int, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// live holds the nodes that have not stopped, for HandleInterrupts.
+var live = &registry{nodes: map[*Node]bool{}}
+
+type registry struct {
+	mu    sync.Mutex
+	nodes map[*Node]bool
+}
+
+func (r *registry) add(n *Node)    { r.mu.Lock(); r.nodes[n] = true; r.mu.Unlock() }
+func (r *registry) remove(n *Node) { r.mu.Lock(); delete(r.nodes, n); r.mu.Unlock() }
+
+// HandleInterrupts stops every running Node, restoring the host, when the
+// process gets SIGINT or SIGTERM, and then exits with status 130. The
+// returned function uninstalls the handler.
+func HandleInterrupts(logf func(string, ...any)) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			logf("%v: stopping the node and restoring the host before exiting", sig)
+			live.mu.Lock()
+			nodes := make([]*Node, 0, len(live.nodes))
+			for n := range live.nodes {
+				nodes = append(nodes, n)
+			}
+			live.mu.Unlock()
+			for _, n := range nodes {
+				if err := n.Stop(); err != nil {
+					logf("%v", err)
+				}
+			}
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// Snapshot is the host state a Node may change, for checking that a
+// stopped Node restored it.
+type Snapshot struct {
+	Sysctls   map[string]string
+	HostPaths map[string]bool
+	Cgroups   map[string]bool
+}
+
+// TakeSnapshot records the host state a Node may change.
+func TakeSnapshot() Snapshot {
+	s := Snapshot{Sysctls: map[string]string{}, HostPaths: map[string]bool{}, Cgroups: map[string]bool{}}
+	for _, k := range Sysctls {
+		if data, err := os.ReadFile(filepath.Join("/proc/sys", k)); err == nil {
+			s.Sysctls[k] = strings.TrimSpace(string(data))
+		}
+	}
+	for _, p := range HostPaths {
+		_, err := os.Lstat(p)
+		s.HostPaths[p] = err == nil
+	}
+	for _, c := range cgroupDirs() {
+		_, err := os.Stat(c)
+		s.Cgroups[c] = err == nil
+	}
+	return s
+}
+
+// Restored reports how the host differs from before, once the Node that
+// ran on it with out as its build output and work as its work directory has
+// stopped: nil if it is as it was.
+func (before Snapshot) Restored(out, work string) error {
+	var errs []error
+	now := TakeSnapshot()
+	for k, v := range before.Sysctls {
+		if now.Sysctls[k] != v {
+			errs = append(errs, fmt.Errorf("sysctl %s is %s, was %s", k, now.Sysctls[k], v))
+		}
+	}
+	for p, existed := range before.HostPaths {
+		if now.HostPaths[p] != existed {
+			errs = append(errs, fmt.Errorf("%s exists: %t, existed: %t", p, now.HostPaths[p], existed))
+		}
+	}
+	for c, existed := range before.Cgroups {
+		if now.Cgroups[c] != existed {
+			errs = append(errs, fmt.Errorf("cgroup %s exists: %t, existed: %t", c, now.Cgroups[c], existed))
+		}
+	}
+	if ms := mountsUnder([]string{work, "/run/containerd"}); len(ms) > 0 {
+		errs = append(errs, fmt.Errorf("still mounted: %v", ms))
+	}
+	for _, b := range Binaries {
+		if pids := processesOf(filepath.Join(out, "bin", b)); len(pids) > 0 {
+			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", b, pids))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, stateFile)); err == nil {
+		errs = append(errs, fmt.Errorf("%s remains", filepath.Join(work, stateFile)))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,373 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package node runs a real node for tests and benchmarks: containerd and runc
+// from make node-deps, and the patched kubelet in standalone mode with static
+// pods, all under one work directory. It drives the built binaries as
+// processes.
+//
+// A kubelet changes its host: it sets sysctls, creates fixed paths, mounts
+// and cgroups. A Node records the host's state before it starts anything and
+// restores it when it stops, on failure and on interrupt too (see
+// HandleInterrupts). The record is kept on disk, so a run that was killed
+// outright is cleaned up by the next Start.
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configure a Node.
+type Options struct {
+	// Out is the project's build output directory, _output: binaries are
+	// in Out/bin and images in Out/images.
+	Out string
+	// Work is the node's work directory. Empty means Out/node. Start empties
+	// it.
+	Work string
+	// Gate is the value of the EventedVolumeManager feature gate.
+	Gate bool
+	// Verbosity is the kubelet's --v. Zero means 3, the level of the volume
+	// manager's "Waiting for volumes" lines.
+	Verbosity int
+	// Name is the node's name. Empty means DefaultName.
+	Name string
+	// Logf reports progress. Nil discards it.
+	Logf func(format string, args ...any)
+}
+
+// DefaultName is the node name when Options.Name is empty.
+const DefaultName = "evm-node"
+
+const (
+	kubeletPort = 10250
+	healthzPort = 10248
+)
+
+// Binaries a Node needs in Out/bin.
+var Binaries = []string{"kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"}
+
+// Images a Node imports, as archives in Out/images, and their references.
+var Images = map[string]string{
+	"pause.tar":   "localhost/pause:local",
+	"busybox.tar": "localhost/busybox:local",
+}
+
+// BusyboxImage is the image reference test pods use.
+const BusyboxImage = "localhost/busybox:local"
+
+// Node is a running containerd and kubelet.
+type Node struct {
+	opts Options
+	bin  string
+	work string
+
+	mu         sync.Mutex
+	host       *hostState
+	containerd *process
+	kubelet    *process
+	stopped    bool
+}
+
+// Preflight reports why a node cannot start here, or nil: it needs root, the
+// binaries from make and make node-deps, and no other kubelet or containerd.
+func Preflight(out string) error {
+	if os.Geteuid() != 0 {
+		return errors.New("a real node needs root: it runs containerd, runc and a kubelet")
+	}
+	for _, b := range Binaries {
+		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
+			return fmt.Errorf("%s is missing: run make and make node-deps first", filepath.Join("_output", "bin", b))
+		}
+	}
+	for image := range Images {
+		if _, err := os.Stat(filepath.Join(out, "images", image)); err != nil {
+			return fmt.Errorf("the node images are missing (%s): run make node-deps first", image)
+		}
+	}
+	return nil
+}
+
+// Start records the host's state, then starts containerd, imports the
+// images and starts the kubelet, and waits until the kubelet is healthy. On
+// failure it stops whatever it started and restores the host.
+func Start(ctx context.Context, opts Options) (*Node, error) {
+	if opts.Verbosity == 0 {
+		opts.Verbosity = 3
+	}
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	opts.Out = out
+	if opts.Work == "" {
+		opts.Work = filepath.Join(out, "node")
+	}
+	if opts.Work, err = filepath.Abs(opts.Work); err != nil {
+		return nil, err
+	}
+	if err := Preflight(out); err != nil {
+		return nil, err
+	}
+	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work}
+	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
+		return nil, err
+	}
+	if err := othersRunning(); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(n.work); err != nil {
+		return nil, fmt.Errorf("emptying the work directory: %w", err)
+	}
+	for _, d := range []string{"logs", "containerd", "kubelet/manifests", "kubelet/root", "kubelet/pki",
+		"kubelet/podlogs", "kubelet/volume-plugins", "cni/bin", "cni/net.d", "runc-root", "hostpath"} {
+		if err := os.MkdirAll(filepath.Join(n.work, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	host, err := recordHost(n.work, n.bin)
+	if err != nil {
+		return nil, fmt.Errorf("recording the host's state: %w", err)
+	}
+	n.host = host
+	live.add(n)
+	if err := n.start(ctx); err != nil {
+		if stopErr := n.Stop(); stopErr != nil {
+			opts.Logf("stopping after a failed start: %v", stopErr)
+		}
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) start(ctx context.Context) error {
+	if err := n.writeConfigs(); err != nil {
+		return err
+	}
+	if err := n.StartContainerd(ctx); err != nil {
+		return err
+	}
+	for image, ref := range Images {
+		n.opts.Logf("importing %s", ref)
+		if _, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
+			"images", "import", "--platform", "linux/amd64", filepath.Join(n.opts.Out, "images", image)); err != nil {
+			return fmt.Errorf("importing %s: %w", image, err)
+		}
+	}
+	return n.StartKubelet(ctx)
+}
+
+// Work is the node's work directory.
+func (n *Node) Work() string { return n.work }
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.opts.Name }
+
+// Gate is the value of the EventedVolumeManager gate the kubelet runs with.
+func (n *Node) Gate() bool { return n.opts.Gate }
+
+// Socket is containerd's CRI socket.
+func (n *Node) Socket() string { return filepath.Join(n.work, "containerd.sock") }
+
+// KubeletRoot is the kubelet's --root-dir.
+func (n *Node) KubeletRoot() string { return filepath.Join(n.work, "kubelet", "root") }
+
+// KubeletLog is the kubelet's log file. It is appended to across restarts.
+func (n *Node) KubeletLog() string { return filepath.Join(n.work, "logs", "kubelet.log") }
+
+// HostPathDir is a directory pods may mount with a hostPath volume.
+func (n *Node) HostPathDir() string { return filepath.Join(n.work, "hostpath") }
+
+// StartContainerd starts containerd and waits for its socket to answer.
+func (n *Node) StartContainerd(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.containerd.running() {
+		return errors.New("containerd is already running")
+	}
+	n.opts.Logf("starting containerd")
+	p, err := startProcess("containerd", filepath.Join(n.work, "logs", "containerd.log"),
+		[]string{"PATH=" + n.bin + ":" + os.Getenv("PATH")},
+		filepath.Join(n.bin, "containerd"), "--config", filepath.Join(n.work, "containerd", "config.toml"))
+	if err != nil {
+		return err
+	}
+	n.containerd = p
+	n.host.notePID("containerd", p.pid())
+	n.mu.Unlock()
+	defer n.mu.Lock()
+	return waitFor(ctx, 30*time.Second, p, "containerd's socket", func() bool {
+		_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "version")
+		return err == nil
+	})
+}
+
+// KillContainerd kills containerd with SIGKILL, as a crash would, and waits
+// for it to exit. Its shims and containers keep running.
+func (n *Node) KillContainerd() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.containerd.running() {
+		return errors.New("containerd is not running")
+	}
+	n.opts.Logf("killing containerd (pid %d)", n.containerd.pid())
+	n.containerd.stop(syscall.SIGKILL, 0)
+	return nil
+}
+
+// ContainerdPID is containerd's process ID, or 0.
+func (n *Node) ContainerdPID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.containerd.running() {
+		return 0
+	}
+	return n.containerd.pid()
+}
+
+// StartKubelet starts the kubelet and waits until it reports healthy.
+func (n *Node) StartKubelet(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.running() {
+		return errors.New("the kubelet is already running")
+	}
+	n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
+	p, err := startProcess("kubelet", n.KubeletLog(), nil, filepath.Join(n.bin, "kubelet"),
+		"--config", filepath.Join(n.work, "kubelet", "config.yaml"),
+		"--root-dir", n.KubeletRoot(),
+		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
+		"--hostname-override", n.opts.Name,
+		fmt.Sprintf("--v=%d", n.opts.Verbosity))
+	if err != nil {
+		return err
+	}
+	n.kubelet = p
+	n.host.notePID("kubelet", p.pid())
+	n.mu.Unlock()
+	defer n.mu.Lock()
+	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthzPort)
+	return waitFor(ctx, 60*time.Second, p, "the kubelet's healthz", func() bool {
+		body, err := httpGet(ctx, healthz)
+		return err == nil && string(body) == "ok"
+	})
+}
+
+// StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s). Its pods
+// keep running.
+func (n *Node) StopKubelet() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.running() {
+		n.opts.Logf("stopping the kubelet (pid %d)", n.kubelet.pid())
+		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
+	}
+}
+
+// KubeletPID is the kubelet's process ID, or 0.
+func (n *Node) KubeletPID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.kubelet.running() {
+		return 0
+	}
+	return n.kubelet.pid()
+}
+
+// Stop stops the kubelet, removes every pod sandbox, stops containerd and
+// whatever it left running, and restores the host. It is idempotent.
+func (n *Node) Stop() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return nil
+	}
+	n.stopped = true
+	defer live.remove(n)
+	n.opts.Logf("stopping the node and restoring the host")
+	if n.kubelet.running() {
+		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
+	}
+	if n.containerd.running() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		if _, err := n.run(ctx, filepath.Join(n.bin, "crictl"), "--runtime-endpoint", "unix://"+n.Socket(),
+			"rmp", "--all", "--force"); err != nil {
+			n.opts.Logf("removing the pod sandboxes: %v", err)
+		}
+		cancel()
+		n.containerd.stop(syscall.SIGTERM, 10*time.Second)
+	}
+	return n.host.restore(n.opts.Logf)
+}
+
+// run runs a command to completion and returns its standard output.
+func (n *Node) run(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err,
+			strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// waitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
+// passes.
+func waitFor(ctx context.Context, timeout time.Duration, p *process, what string, ok func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if ok() {
+			return nil
+		}
+		if !p.running() {
+			return fmt.Errorf("%s exited while waiting for %s: %v; the last lines of its log:\n%s",
+				p.name, what, p.exitErr(), p.logTail(20))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer within %v; the last lines of its log:\n%s", what, timeout, p.logTail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// httpGet fetches a URL from the node, which serves self-signed TLS.
+func httpGet(ctx context.Context, url string) ([]byte, error) {
+	return get(ctx, http.DefaultClient, url)
+}

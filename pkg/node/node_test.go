@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+func TestParseVolumeWaits(t *testing.T) {
+	log := strings.Join([]string{
+		`I1121 10:00:00.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/a-node"`,
+		`I1121 10:00:00.250000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/a-node"`,
+		// A later sync of the same pod is not its first wait.
+		`I1121 10:00:05.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/a-node"`,
+		`I1121 10:00:05.000100   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/a-node"`,
+		// Interleaved pods, and an unrelated line with a pod key.
+		`I1121 10:00:01.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/b-node"`,
+		`I1121 10:00:01.001000   42 reconciler_common.go:225] "operationExecutor.MountVolume started" pod="default/b-node"`,
+		`I1121 10:00:01.000500   42 volume_manager.go:505] "Waiting for volumes to unmount for pod" pod="default/a-node"`,
+		`I1121 10:00:01.009000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/b-node"`,
+		`I1121 10:00:01.100500   42 volume_manager.go:533] "All volumes are unmounted for pod" pod="default/a-node"`,
+		// A wait that never ends is not measured.
+		`I1121 10:00:02.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/c-node"`,
+		`garbage`,
+		// Across midnight.
+		`I1121 23:59:59.900000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/d-node"`,
+		`I1122 00:00:00.100000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/d-node"`,
+	}, "\n")
+	w, err := ParseVolumeWaits(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMount := map[string]time.Duration{
+		"default/a-node": 250 * time.Millisecond,
+		"default/b-node": 9 * time.Millisecond,
+		"default/d-node": 200 * time.Millisecond,
+	}
+	wantUnmount := map[string]time.Duration{"default/a-node": 100 * time.Millisecond}
+	for name, c := range map[string]struct{ got, want map[string]time.Duration }{
+		"mount": {w.Mount, wantMount}, "unmount": {w.Unmount, wantUnmount},
+	} {
+		if len(c.got) != len(c.want) {
+			t.Errorf("%s waits %v, want %v", name, c.got, c.want)
+		}
+		for pod, d := range c.want {
+			if c.got[pod] != d {
+				t.Errorf("%s wait of %s = %v, want %v", name, pod, c.got[pod], d)
+			}
+		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	m, err := ParseMetrics([]byte(`# HELP volume_manager_loop_iterations_total x
+# TYPE volume_manager_loop_iterations_total counter
+volume_manager_loop_iterations_total{loop="reconciler",trigger="timer"} 10
+volume_manager_loop_iterations_total{loop="reconciler",trigger="runtime"} 2
+volume_manager_loop_iterations_total{loop="desired_state_of_world_populator",trigger="timer"} 5
+# HELP volume_manager_runtime_event_stream_connected x
+# TYPE volume_manager_runtime_event_stream_connected gauge
+volume_manager_runtime_event_stream_connected 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"volume_manager_loop_iterations_total", nil, 17},
+		{"volume_manager_loop_iterations_total", []string{"loop", "reconciler"}, 12},
+		{"volume_manager_loop_iterations_total", []string{"loop", "reconciler", "trigger", "runtime"}, 2},
+		{"volume_manager_loop_iterations_total", []string{"loop", "nope"}, 0},
+		{"volume_manager_runtime_event_stream_connected", nil, 1},
+		{"absent", nil, 0},
+	}
+	for _, tc := range tests {
+		if got := m.Sum(tc.name, tc.labels...); got != tc.want {
+			t.Errorf("Sum(%s, %v) = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	if got := m.ByLabel("volume_manager_loop_iterations_total", "trigger"); got["timer"] != 15 || got["runtime"] != 2 {
+		t.Errorf("ByLabel(trigger) = %v", got)
+	}
+	if !m.Has("volume_manager_runtime_event_stream_connected") || m.Has("absent") {
+		t.Error("Has is wrong")
+	}
+}
+
+func TestShareOf(t *testing.T) {
+	fn := func(id uint64, name string) *profile.Function { return &profile.Function{ID: id, Name: name} }
+	vm := fn(1, VolumeManagerPackage+"/reconciler.(*reconciler).reconcile")
+	vmCache := fn(2, VolumeManagerPackage+"/cache.(*desiredStateOfWorld).GetVolumesToMount")
+	other := fn(3, "k8s.io/kubernetes/pkg/kubelet.(*Kubelet).syncLoop")
+	rt := fn(4, "runtime.mallocgc")
+	loc := func(id uint64, fs ...*profile.Function) *profile.Location {
+		l := &profile.Location{ID: id}
+		for _, f := range fs {
+			l.Line = append(l.Line, profile.Line{Function: f})
+		}
+		return l
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Sample: []*profile.Sample{
+			// Two volume manager frames on one stack count once.
+			{Location: []*profile.Location{loc(1, rt), loc(2, vmCache), loc(3, vm)}, Value: []int64{3, 30e6}},
+			{Location: []*profile.Location{loc(4, vm)}, Value: []int64{1, 10e6}},
+			{Location: []*profile.Location{loc(5, rt), loc(6, other)}, Value: []int64{6, 60e6}},
+		},
+	}
+	s, err := ShareOf(p, VolumeManagerPackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Total != 100*time.Millisecond || s.Matched != 40*time.Millisecond || s.Fraction() != 0.4 {
+		t.Errorf("share = %v of %v (%v), want 40ms of 100ms", s.Matched, s.Total, s.Fraction())
+	}
+	if len(s.Top) != 2 || s.Top[0].Function != vmCache.Name {
+		t.Errorf("top = %v, want the cache leaf first", s.Top)
+	}
+	if _, err := ShareOf(&profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc", Unit: "bytes"}}}, "x"); err == nil {
+		t.Error("a profile without cpu samples gave no error")
+	}
+}
+
+func TestProcessCPUAndStartTime(t *testing.T) {
+	// Burn a little CPU so the counter is not zero.
+	deadline := time.Now().Add(30 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	if _, err := ProcessCPU(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := startTime(os.Getpid())
+	if err != nil || a == 0 {
+		t.Fatalf("startTime = %v, %v", a, err)
+	}
+	if _, err := ProcessCPU(-1); err == nil {
+		t.Error("a missing process gave no error")
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		`/plain`:               "/plain",
+		`/with\040space`:       "/with space",
+		`/tab\011and\134slash`: "/tab\tand\\slash",
+		`/short\04`:            `/short\04`,
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPodManifest(t *testing.T) {
+	m := PodManifest("p1", "/srv/host path", map[string]string{"b": "2", "a": "1"})
+	for _, want := range []string{
+		`name: "p1"`, `terminationGracePeriodSeconds: 0`, `path: "/srv/host path"`,
+		"\n    \"a\": \"1\"\n    \"b\": \"2\"\n", `image: "localhost/busybox:local"`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("manifest lacks %q:\n%s", want, m)
+		}
+	}
+	_, volumes, _ := strings.Cut(m, "\n  volumes:\n")
+	if got := strings.Count(volumes, "\n  - ") + 1; got != VolumesPerPod {
+		t.Errorf("manifest has %d volumes, want %d", got, VolumesPerPod)
+	}
+	if m := PodManifest("p2", "/h", nil); !strings.Contains(m, "annotations: {}") {
+		t.Errorf("manifest without annotations:\n%s", m)
+	}
+}

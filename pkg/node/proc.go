@@ -1,0 +1,96 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of /proc/<pid>/stat's CPU times: USER_HZ, which Linux
+// fixes at 100 for user space on every architecture the kubelet runs on.
+const userHZ = 100
+
+// statFields returns the fields of /proc/<pid>/stat after the command name,
+// which may hold spaces and parentheses. Field 3 of proc(5) is index 0.
+func statFields(pid int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	return strings.Fields(s[i+1:]), nil
+}
+
+// ProcessCPU is the CPU time, user and system, that a process has used.
+func ProcessCPU(pid int) (time.Duration, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	// utime and stime are fields 14 and 15 of proc(5).
+	var ticks uint64
+	for _, s := range f[11:13] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// startTime is a process's start time in clock ticks since boot, which
+// tells it apart from a later process with the same PID.
+func startTime(pid int) (uint64, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	return strconv.ParseUint(f[19], 10, 64) // field 22 of proc(5)
+}
+
+// KubeletCPU is the CPU time the running kubelet has used.
+func (n *Node) KubeletCPU() (time.Duration, error) {
+	pid := n.KubeletPID()
+	if pid == 0 {
+		return 0, fmt.Errorf("the kubelet is not running")
+	}
+	return ProcessCPU(pid)
+}
+
+// ContainerdCPU is the CPU time the running containerd has used.
+func (n *Node) ContainerdCPU() (time.Duration, error) {
+	pid := n.ContainerdPID()
+	if pid == 0 {
+		return 0, fmt.Errorf("containerd is not running")
+	}
+	return ProcessCPU(pid)
+}

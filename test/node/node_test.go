@@ -1,0 +1,361 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package node_test runs the patched kubelet on a real node, containerd and
+// runc, through pkg/node. The tests need root and the binaries from make and
+// make node-deps, and run only when EVM_NODE asks for them:
+//
+//	EVM_NODE=smoke  TestNodeSmoke only (make test, as root)
+//	EVM_NODE=full   every test here (make node-test)
+//
+// Each test starts its own node with the EventedVolumeManager gate on and
+// checks, when it stops, that the host is as it was.
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"evented-volume-manager/pkg/node"
+)
+
+func TestMain(m *testing.M) {
+	stop := node.HandleInterrupts(func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+	})
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// outDir is the project's build output, _output.
+func outDir(t *testing.T) string {
+	t.Helper()
+	out, err := filepath.Abs(filepath.Join("..", "..", "_output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// require skips the test unless EVM_NODE selects it, and fails it if the
+// node cannot run here although it was asked for.
+func require(t *testing.T, smoke bool) {
+	t.Helper()
+	switch mode := os.Getenv("EVM_NODE"); {
+	case mode == "full":
+	case mode == "smoke" && smoke:
+	case mode == "smoke":
+		t.Skip("EVM_NODE=smoke runs TestNodeSmoke only; make node-test runs this (EVM_NODE=full)")
+	default:
+		t.Skip("real-node test: make node-test runs it (EVM_NODE=full), and make test runs the smoke test as root (EVM_NODE=smoke)")
+	}
+	if err := node.Preflight(outDir(t)); err != nil {
+		t.Fatalf("EVM_NODE=%s, but %v", os.Getenv("EVM_NODE"), err)
+	}
+}
+
+// startNode starts a node with the gate on and stops it when the test ends,
+// checking then that the host is as it was.
+func startNode(t *testing.T) *node.Node {
+	t.Helper()
+	out := outDir(t)
+	before := node.TakeSnapshot()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	n, err := node.Start(ctx, node.Options{
+		Out:  out,
+		Work: filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
+		Gate: true,
+		Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatalf("starting the node: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("stopping the node: %v", err)
+		}
+		if err := before.Restored(out, n.Work()); err != nil {
+			t.Errorf("the host is not as it was: %v", err)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(n.HostPathDir(), "greeting"), []byte("from-the-host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// eventually polls cond every 100ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for {
+		ok, err := cond()
+		if ok {
+			return
+		}
+		lastErr = err
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v (last error: %v)", what, timeout, lastErr)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v", what, t.Context().Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// addPod adds a PodManifest pod and waits until its container runs. It
+// returns the pod's kubelet name and its container's ID.
+func addPod(t *testing.T, n *node.Node, name string, annotations map[string]string) (string, string) {
+	t.Helper()
+	if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), annotations)); err != nil {
+		t.Fatal(err)
+	}
+	podName := n.PodName(name)
+	var cid string
+	eventually(t, 2*time.Minute, podName+"'s container runs", func() (bool, error) {
+		var err error
+		cid, err = n.RunningContainer(t.Context(), podName, "bb")
+		return cid != "", err
+	})
+	return podName, cid
+}
+
+// checkVolumes checks what the container sees in each of its volumes, and
+// that the kubelet has a directory for each.
+func checkVolumes(t *testing.T, n *node.Node, podName, cid string) string {
+	t.Helper()
+	for _, c := range []struct{ path, want string }{
+		{"/host/greeting", "from-the-host"},
+		{"/data/hello", "written-by-container"},
+		{"/etc/podinfo/labels", `app="evm"`},
+	} {
+		var got string
+		eventually(t, 30*time.Second, podName+" sees "+c.path, func() (bool, error) {
+			var err error
+			got, err = n.Exec(t.Context(), cid, "cat", c.path)
+			return err == nil && got == c.want, err
+		})
+	}
+	uid, err := n.PodUID(t.Context(), podName)
+	if err != nil || uid == "" {
+		t.Fatalf("%s's UID: %q, %v", podName, uid, err)
+	}
+	for _, v := range []string{
+		"kubernetes.io~empty-dir/scratch",
+		"kubernetes.io~downward-api/labels",
+		"kubernetes.io~downward-api/annotations",
+	} {
+		if _, err := os.Stat(filepath.Join(n.PodDir(uid), "volumes", v)); err != nil {
+			t.Errorf("%s: volume directory: %v", podName, err)
+		}
+	}
+	return uid
+}
+
+// removePod deletes a pod and waits until the kubelet has removed its
+// directory, volumes included.
+func removePod(t *testing.T, n *node.Node, name, uid string) {
+	t.Helper()
+	if err := n.RemovePod(name); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, n.PodName(name)+"'s directory is removed", func() (bool, error) {
+		_, err := os.Stat(n.PodDir(uid))
+		return os.IsNotExist(err), nil
+	})
+}
+
+func metrics(t *testing.T, n *node.Node) node.Metrics {
+	t.Helper()
+	m, err := n.Metrics(t.Context())
+	if err != nil {
+		t.Fatalf("scraping the kubelet's metrics: %v", err)
+	}
+	return m
+}
+
+// TestNodeSmoke runs one pod with emptyDir, hostPath and downwardAPI volumes
+// and deletes it.
+func TestNodeSmoke(t *testing.T) {
+	require(t, true)
+	n := startNode(t)
+	podName, cid := addPod(t, n, "smoke", nil)
+	uid := checkVolumes(t, n, podName, cid)
+
+	eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
+		return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+	})
+	m := metrics(t, n)
+	woken := m.Sum("volume_manager_loop_iterations_total") - m.Sum("volume_manager_loop_iterations_total", "trigger", "timer")
+	if woken == 0 {
+		t.Errorf("no loop iteration was woken by an event: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
+	}
+	t.Logf("loop iterations by trigger: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
+	t.Logf("runtime events by type: %v", m.ByLabel("volume_manager_runtime_events_total", "type"))
+
+	removePod(t, n, "smoke", uid)
+	waits, err := n.VolumeWaits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount, ok := waits.Mount["default/"+podName]
+	if !ok {
+		t.Errorf("the kubelet log has no mount wait for %s", podName)
+	}
+	unmount, ok := waits.Unmount["default/"+podName]
+	if !ok {
+		t.Errorf("the kubelet log has no unmount wait for %s", podName)
+	}
+	t.Logf("volume-ready wait %v, unmount wait %v", mount, unmount)
+}
+
+// TestContainerdRestarts kills containerd five times. Each time a pod is
+// added during the outage, and when containerd is back the event stream
+// reconnects and the pod gets its volumes within the fallback period's cap.
+func TestContainerdRestarts(t *testing.T) {
+	require(t, false)
+	n := startNode(t)
+	survivor, survivorCID := addPod(t, n, "survivor", nil)
+	eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
+		return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+	})
+
+	const restarts = 5
+	const fallbackCap = time.Second
+	for i := 1; i <= restarts; i++ {
+		connections := metrics(t, n).Sum("volume_manager_runtime_event_stream_connections_total")
+		if err := n.KillContainerd(); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the kubelet sees the event stream drop", func() (bool, error) {
+			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 0, nil
+		})
+		name := fmt.Sprintf("outage-%d", i)
+		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second) // the outage: the pod is added while containerd is down
+		down := time.Now()
+		if err := n.StartContainerd(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the event stream reconnects", func() (bool, error) {
+			m := metrics(t, n)
+			return m.Sum("volume_manager_runtime_event_stream_connected") == 1 &&
+				m.Sum("volume_manager_runtime_event_stream_connections_total") > connections, nil
+		})
+		reconnect := time.Since(down)
+		podName, cid := addPodRunning(t, n, name)
+		checkVolumes(t, n, podName, cid)
+		waits, err := n.VolumeWaits()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait, ok := waits.Mount["default/"+podName]
+		if !ok {
+			t.Fatalf("the kubelet log has no mount wait for %s", podName)
+		}
+		t.Logf("restart %d: the stream reconnected %v after containerd started; %s's volumes were ready %v after its wait began",
+			i, reconnect.Round(time.Millisecond), podName, wait)
+		if wait > fallbackCap {
+			t.Errorf("restart %d: %s waited %v for its volumes, more than the %v cap", i, podName, wait, fallbackCap)
+		}
+	}
+	m := metrics(t, n)
+	t.Logf("stream connections %v, failures by reason %v", m.Sum("volume_manager_runtime_event_stream_connections_total"),
+		m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"))
+	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got < restarts+1 {
+		t.Errorf("%v stream connections, want at least %d", got, restarts+1)
+	}
+	// The first pod's container ran through every restart.
+	if cid, err := n.RunningContainer(t.Context(), survivor, "bb"); err != nil || cid != survivorCID {
+		t.Errorf("%s's container is %q (%v), want %q still running", survivor, cid, err, survivorCID)
+	}
+}
+
+// addPodRunning waits until an already added pod's container runs.
+func addPodRunning(t *testing.T, n *node.Node, name string) (string, string) {
+	t.Helper()
+	podName := n.PodName(name)
+	var cid string
+	eventually(t, 2*time.Minute, podName+"'s container runs", func() (bool, error) {
+		var err error
+		cid, err = n.RunningContainer(t.Context(), podName, "bb")
+		return cid != "", err
+	})
+	return podName, cid
+}
+
+// TestKubeletRestartReconstructs restarts the kubelet with pods running, and
+// one pod deleted while it was down. The kubelet must rebuild its view of
+// what is mounted from disk: the running pods keep their volumes and data,
+// and the deleted pod's volumes are unmounted and removed.
+func TestKubeletRestartReconstructs(t *testing.T) {
+	require(t, false)
+	n := startNode(t)
+	type pod struct{ name, podName, cid, uid string }
+	var pods []pod
+	for _, name := range []string{"keep-1", "keep-2", "gone"} {
+		podName, cid := addPod(t, n, name, nil)
+		uid := checkVolumes(t, n, podName, cid)
+		pods = append(pods, pod{name, podName, cid, uid})
+	}
+	if _, err := n.Exec(t.Context(), pods[0].cid, "sh", "-c", "echo before-restart > /data/marker"); err != nil {
+		t.Fatal(err)
+	}
+
+	n.StopKubelet()
+	if err := n.RemovePod("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.StartKubelet(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	gone := pods[2]
+	eventually(t, 2*time.Minute, "the pod deleted while the kubelet was down has its directory removed", func() (bool, error) {
+		_, err := os.Stat(n.PodDir(gone.uid))
+		return os.IsNotExist(err), nil
+	})
+	for _, p := range pods[:2] {
+		if cid, err := n.RunningContainer(t.Context(), p.podName, "bb"); err != nil || cid != p.cid {
+			t.Errorf("%s's container is %q (%v), want %q still running", p.podName, cid, err, p.cid)
+		}
+		checkVolumes(t, n, p.podName, p.cid)
+	}
+	if got, err := n.Exec(t.Context(), pods[0].cid, "cat", "/data/marker"); err != nil || got != "before-restart" {
+		t.Errorf("the emptyDir lost its data across the restart: %q, %v", got, err)
+	}
+	// The actual state of the world, rebuilt from disk, matches the desired.
+	eventually(t, time.Minute, "the volume manager's actual state matches its desired state", func() (bool, error) {
+		m := metrics(t, n)
+		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
+		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
+		return asw == dsw && asw == 2*node.VolumesPerPod, fmt.Errorf("actual %v, desired %v, want %d", asw, dsw, 2*node.VolumesPerPod)
+	})
+	// After the restart, deleting a pod still tears its volumes down.
+	removePod(t, n, pods[1].name, pods[1].uid)
+}
