@@ -7,11 +7,13 @@
 #   make export   write the tree's commits (v1.37.0..HEAD) to patches/
 #   make node-deps  containerd, runc, crictl and local images for a real node
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
+#   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
+#   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
 #   make clean    remove _output/
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test bench node-deps node-smoke clean help
+.PHONY: all assemble kubelet export verify test bench node-deps node-smoke node-test node-bench clean help
 
 all: kubelet
 
@@ -43,9 +45,17 @@ bench: assemble
 node-deps: assemble
 	@hack/node-deps.sh
 
-## node-smoke: run the patched kubelet on containerd with one static pod (root; GATE=true|false)
+## node-smoke: run the patched kubelet (gate on) on containerd with one static pod (root)
 node-smoke: kubelet node-deps
-	@hack/node-smoke.sh
+	@EVM_NODE=smoke hack/node-test.sh
+
+## node-test: the real-node tests: smoke, containerd killed 5 times, kubelet restart (root)
+node-test: kubelet node-deps
+	@EVM_NODE=full hack/node-test.sh
+
+## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root)
+node-bench: kubelet node-deps
+	@hack/node-bench.sh
 
 ## clean: remove everything make built
 clean:

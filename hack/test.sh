@@ -35,6 +35,17 @@ step "root module: go vet and go test ./... (drives _output/bin/kubelet)"
 (cd "${ROOT}" && EVM_KUBELET="${OUT}/bin/kubelet" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
 step_done
 
+# A short real-node smoke test: containerd, runc and the patched kubelet with
+# the gate on, one static pod with emptyDir, hostPath and downwardAPI volumes.
+if [ "$(id -u)" = 0 ]; then
+  "${ROOT}/hack/node-deps.sh"
+  EVM_NODE=smoke "${ROOT}/hack/node-test.sh"
+else
+  step "real-node smoke test"
+  echo "    SKIPPED: it needs root to run containerd, runc and a kubelet; run make test as root, or make node-test."
+  step_done
+fi
+
 pkgs=$(touched_packages)
 race_pkgs=$(printf '%s\n' ${pkgs} | grep '^./pkg/kubelet/volumemanager' || true)
 other_pkgs=$(printf '%s\n' ${pkgs} | grep -v '^./pkg/kubelet/volumemanager' || true)

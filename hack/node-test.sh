@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make node-test / make node-smoke: the real-node tests in test/node, which
+# drive containerd, runc and the patched kubelet (gate on) through pkg/node.
+#
+#   EVM_NODE=full   every test (make node-test): a smoke pod, containerd
+#                   killed and restarted five times, a kubelet restart that
+#                   must reconstruct its volumes
+#   EVM_NODE=smoke  the smoke pod only (make node-smoke, and make test as root)
+#
+# Needs root. Each test restores the host when it stops, and checks that it
+# did: sysctls, fixed host paths, mounts, cgroups, processes.
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+mode="${EVM_NODE:-full}"
+[ "$(id -u)" = 0 ] || die "the real-node tests need root (they run containerd, runc and a kubelet)."
+step "real-node tests (EVM_NODE=${mode}, gate on; about $([ "${mode}" = full ] && echo 2 minutes || echo 10 seconds))"
+rc=0
+(cd "${ROOT}" && EVM_NODE="${mode}" go test -count=1 -v -timeout 30m ./test/node/ 2>&1) |
+  grep -vE '^=== (RUN|PAUSE|CONT)' | sed 's/^/    /' || rc=$?
+[ "${rc}" = 0 ] || die "the real-node tests failed; the nodes' logs are under _output/node/<test>/logs."
+step_done
