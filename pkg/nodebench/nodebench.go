@@ -72,9 +72,9 @@ type Mode struct {
 	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
 	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the
 	// volume manager on the stack.
-	ProfileSeconds          float64           `json:"profileSeconds"`
-	ProfileCPUSeconds       float64           `json:"profileCPUSeconds"`
-	VolumeManagerCPUSeconds float64           `json:"volumeManagerCPUSeconds"`
+	ProfileSeconds          float64            `json:"profileSeconds"`
+	ProfileCPUSeconds       float64            `json:"profileCPUSeconds"`
+	VolumeManagerCPUSeconds float64            `json:"volumeManagerCPUSeconds"`
 	VolumeManagerTop        []node.FunctionCPU `json:"volumeManagerTop"`
 	// Iterations counts the loops' iterations over the idle windows, by
 	// loop; a kubelet with the gate off has no such counter.

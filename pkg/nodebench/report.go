@@ -65,7 +65,7 @@ func (r Result) Save(path string) error {
 
 // merged pools a gate value's rounds.
 type merged struct {
-	kubeletPerMin, containerdPerMin []float64
+	kubeletPerMin, containerdPerMin  []float64
 	vmShare, vmPerMin, profilePerMin []float64
 	iterations                       map[string]float64
 	idleSeconds                      float64
