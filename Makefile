@@ -9,11 +9,12 @@
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
 #   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
+#   make e2e-node   upstream's node e2e suite, offline: the gate's tests and "Kubelet Volume Manager" (root)
 #   make clean    remove _output/
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test bench node-deps node-smoke node-test node-bench clean help
+.PHONY: all assemble kubelet export verify test bench node-deps node-smoke node-test node-bench e2e-node clean help
 
 all: kubelet
 
@@ -56,6 +57,10 @@ node-test: kubelet node-deps
 ## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root)
 node-bench: kubelet node-deps
 	@hack/node-bench.sh
+
+## e2e-node: upstream's node e2e suite, locally and offline: the gate's tests, gate on (root)
+e2e-node: kubelet node-deps
+	@hack/e2e-node.sh
 
 ## clean: remove everything make built
 clean:

@@ -52,6 +52,7 @@ var HostPaths = []string{
 	"/run/containerd",
 	"/var/lib/cni",
 	"/usr/libexec/kubernetes",
+	"/var/run/kubernetes",
 }
 
 // kubeletCgroups are the top-level cgroups a kubelet with the cgroupfs driver
@@ -152,7 +153,7 @@ func recoverEarlierRun(work string, logf func(string, ...any)) error {
 // the sysctls. It goes on after errors and returns them all.
 func (h *hostState) restore(logf func(string, ...any)) error {
 	var errs []error
-	for _, pid := range processesOf(h.Shim) {
+	for _, pid := range ProcessesOf(h.Shim) {
 		logf("killing containerd-shim-runc-v2 (pid %d)", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -342,8 +343,8 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// processesOf lists the processes running binary.
-func processesOf(binary string) []int {
+// ProcessesOf lists the processes running binary.
+func ProcessesOf(binary string) []int {
 	var pids []int
 	forEachProcess(func(pid int) {
 		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == binary {
@@ -479,7 +480,7 @@ func (before Snapshot) Restored(out, work string) error {
 		errs = append(errs, fmt.Errorf("still mounted: %v", ms))
 	}
 	for _, b := range Binaries {
-		if pids := processesOf(filepath.Join(out, "bin", b)); len(pids) > 0 {
+		if pids := ProcessesOf(filepath.Join(out, "bin", b)); len(pids) > 0 {
 			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", b, pids))
 		}
 	}

@@ -42,14 +42,19 @@ var (
 
 // VolumeWaits are the volume manager's waits found in a kubelet log, keyed
 // by pod ("namespace/name"): the first wait of each kind per pod, from its
-// "Waiting" line to its "All volumes" line.
+// "Waiting" line to its "All volumes" line, and when that wait ended.
 type VolumeWaits struct {
-	Mount, Unmount map[string]time.Duration
+	Mount, Unmount         map[string]time.Duration
+	MountedAt, UnmountedAt map[string]time.Time
 }
 
 // ParseVolumeWaits reads a kubelet log in klog's text format.
 func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
-	w := VolumeWaits{Mount: map[string]time.Duration{}, Unmount: map[string]time.Duration{}}
+	w := VolumeWaits{
+		Mount: map[string]time.Duration{}, Unmount: map[string]time.Duration{},
+		MountedAt: map[string]time.Time{}, UnmountedAt: map[string]time.Time{},
+	}
+	year := time.Now().Year()
 	mountStart := map[string]time.Time{}
 	unmountStart := map[string]time.Time{}
 	sc := bufio.NewScanner(r)
@@ -60,18 +65,18 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 			continue
 		}
 		msg := m[2]
-		var starts map[string]time.Time
+		var starts, doneAt map[string]time.Time
 		var done map[string]time.Duration
 		var start bool
 		switch msg {
 		case MountWaitLine:
 			starts, done, start = mountStart, w.Mount, true
 		case MountDoneLine:
-			starts, done = mountStart, w.Mount
+			starts, done, doneAt = mountStart, w.Mount, w.MountedAt
 		case UnmountWaitLine:
 			starts, done, start = unmountStart, w.Unmount, true
 		case UnmountDoneLine:
-			starts, done = unmountStart, w.Unmount
+			starts, done, doneAt = unmountStart, w.Unmount, w.UnmountedAt
 		default:
 			continue
 		}
@@ -80,7 +85,8 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 			continue
 		}
 		pod := p[1]
-		at, err := time.Parse("0102 15:04:05.000000", m[1])
+		// klog writes local time without the year.
+		at, err := time.ParseInLocation("2006 0102 15:04:05.000000", fmt.Sprintf("%d %s", year, m[1]), time.Local)
 		if err != nil {
 			return w, fmt.Errorf("bad klog time %q: %w", m[1], err)
 		}
@@ -99,6 +105,7 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 				d += 365 * 24 * time.Hour
 			}
 			done[pod] = d
+			doneAt[pod] = at
 		}
 	}
 	return w, sc.Err()

@@ -56,6 +56,12 @@ type Options struct {
 	Verbosity int
 	// Name is the node's name. Empty means DefaultName.
 	Name string
+	// ContainerdOnly starts containerd and imports the images, but no
+	// kubelet: something else runs one, as the node e2e suite does.
+	ContainerdOnly bool
+	// RestartContainerd restarts containerd a second after it exits, as a
+	// service manager would, until the node stops.
+	RestartContainerd bool
 	// Logf reports progress. Nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -184,6 +190,9 @@ func (n *Node) start(ctx context.Context) error {
 			return fmt.Errorf("importing %s: %w", image, err)
 		}
 	}
+	if n.opts.ContainerdOnly {
+		return nil
+	}
 	return n.StartKubelet(ctx)
 }
 
@@ -224,12 +233,38 @@ func (n *Node) StartContainerd(ctx context.Context) error {
 	}
 	n.containerd = p
 	n.host.notePID("containerd", p.pid())
+	if err := os.WriteFile(n.ContainerdPIDFile(), []byte(fmt.Sprintf("%d\n", p.pid())), 0o644); err != nil {
+		return err
+	}
+	if n.opts.RestartContainerd {
+		go n.restartOnExit(p)
+	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
 	return waitFor(ctx, 30*time.Second, p, "containerd's socket", func() bool {
 		_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "version")
 		return err == nil
 	})
+}
+
+// ContainerdPIDFile holds the process ID of the running containerd.
+func (n *Node) ContainerdPIDFile() string { return filepath.Join(n.work, "containerd.pid") }
+
+// restartOnExit starts containerd again a second after p exits, unless the
+// node is stopping or another containerd runs by then.
+func (n *Node) restartOnExit(p *process) {
+	<-p.done
+	time.Sleep(time.Second)
+	n.mu.Lock()
+	restart := !n.stopped && n.containerd == p
+	n.mu.Unlock()
+	if !restart {
+		return
+	}
+	n.opts.Logf("containerd exited (%v): restarting it", p.err)
+	if err := n.StartContainerd(context.Background()); err != nil {
+		n.opts.Logf("restarting containerd: %v", err)
+	}
 }
 
 // KillContainerd kills containerd with SIGKILL, as a crash would, and waits

@@ -55,6 +55,12 @@ func TestParseVolumeWaits(t *testing.T) {
 		"default/d-node": 200 * time.Millisecond,
 	}
 	wantUnmount := map[string]time.Duration{"default/a-node": 100 * time.Millisecond}
+	if at := w.UnmountedAt["default/a-node"]; at.Hour() != 10 || at.Nanosecond() != 100500000 || at.Year() != time.Now().Year() {
+		t.Errorf("unmounted at %v, want 10:00:01.1005 this year", at)
+	}
+	if len(w.MountedAt) != len(wantMount) {
+		t.Errorf("mounted at %v, want one per measured pod", w.MountedAt)
+	}
 	for name, c := range map[string]struct{ got, want map[string]time.Duration }{
 		"mount": {w.Mount, wantMount}, "unmount": {w.Unmount, wantUnmount},
 	} {

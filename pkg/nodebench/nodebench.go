@@ -86,7 +86,11 @@ type Mode struct {
 	BurstMount []float64 `json:"burstMount"`
 	Mount      []float64 `json:"mount"`
 	Unmount    []float64 `json:"unmount"`
-	GapSeconds float64   `json:"gapSeconds"`
+	// MountEndToEnd and UnmountEndToEnd time the single pods from their
+	// manifest written or removed to the end of their wait, in seconds.
+	MountEndToEnd   []float64 `json:"mountEndToEnd"`
+	UnmountEndToEnd []float64 `json:"unmountEndToEnd"`
+	GapSeconds      float64   `json:"gapSeconds"`
 }
 
 // Run measures one gate value.
@@ -178,7 +182,9 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 
 	singles := min(o.Singles, o.Pods)
 	logf("deleting %d pods, %v apart", singles, o.Gap)
+	removedAt := make([]time.Time, singles)
 	for i := range singles {
+		removedAt[i] = time.Now()
 		if err := n.RemovePod(burst[i]); err != nil {
 			return m, err
 		}
@@ -188,8 +194,10 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	}
 	logf("adding %d pods, %v apart", singles, o.Gap)
 	added := make([]string, singles)
+	addedAt := make([]time.Time, singles)
 	for i := range added {
 		added[i] = fmt.Sprintf("s-%03d", i)
+		addedAt[i] = time.Now()
 		if err := n.AddPod(added[i], node.PodManifest(added[i], n.HostPathDir(), nil)); err != nil {
 			return m, err
 		}
@@ -214,12 +222,14 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		if i < singles {
 			if d, ok := waits.Unmount[key(name)]; ok {
 				m.Unmount = append(m.Unmount, d.Seconds())
+				m.UnmountEndToEnd = append(m.UnmountEndToEnd, waits.UnmountedAt[key(name)].Sub(removedAt[i]).Seconds())
 			}
 		}
 	}
-	for _, name := range added {
+	for i, name := range added {
 		if d, ok := waits.Mount[key(name)]; ok {
 			m.Mount = append(m.Mount, d.Seconds())
+			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(addedAt[i]).Seconds())
 		}
 	}
 	if len(m.Mount) < singles || len(m.Unmount) < singles {

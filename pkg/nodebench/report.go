@@ -70,6 +70,7 @@ type merged struct {
 	iterations                       map[string]float64
 	idleSeconds                      float64
 	burst, mount, unmount            []float64
+	mountE2E, unmountE2E             []float64
 	startup                          []float64
 }
 
@@ -96,6 +97,8 @@ func merge(modes []Mode) merged {
 		m.burst = append(m.burst, mode.BurstMount...)
 		m.mount = append(m.mount, mode.Mount...)
 		m.unmount = append(m.unmount, mode.Unmount...)
+		m.mountE2E = append(m.mountE2E, mode.MountEndToEnd...)
+		m.unmountE2E = append(m.unmountE2E, mode.UnmountEndToEnd...)
 		m.startup = append(m.startup, mode.StartupSeconds)
 	}
 	return m
@@ -130,7 +133,9 @@ func Rows(r Result) []bench.Row {
 		off, on []float64
 	}{
 		{fmt.Sprintf("volume-ready wait, single pods %gs apart", r.On[0].GapSeconds), off.mount, on.mount},
+		{fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", r.On[0].GapSeconds), off.mountE2E, on.mountE2E},
 		{fmt.Sprintf("unmount wait, single pods %gs apart", r.On[0].GapSeconds), off.unmount, on.unmount},
+		{fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", r.On[0].GapSeconds), off.unmountE2E, on.unmountE2E},
 		{fmt.Sprintf("volume-ready wait, %d pods at once", r.On[0].Pods), off.burst, on.burst},
 	} {
 		for _, q := range []struct {
@@ -213,7 +218,7 @@ func Charts(r Result, dir string) ([]string, error) {
 		off, on        []float64
 	}{
 		{"mount-latency-cdf.png", "Real node: volume-ready wait of single pods (kubelet log)", "milliseconds, Waiting for volumes → All volumes attached and mounted (log scale)", off.mount, on.mount},
-		{"unmount-latency-cdf.png", "Real node: unmount wait after deletion (kubelet log)", "milliseconds, Waiting for volumes to unmount → All volumes are unmounted (log scale)", off.unmount, on.unmount},
+		{"unmount-latency-cdf.png", "Real node: manifest removed → all volumes unmounted (kubelet log)", "milliseconds from the manifest's removal to All volumes are unmounted (log scale)", off.unmountE2E, on.unmountE2E},
 	} {
 		p := plot.New()
 		p.Title.Text = c.title

@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command run runs upstream's node e2e binary (e2e_node.test, built from the
+// assembled tree) on this machine, offline, against containerd from make
+// node-deps and the patched kubelet, for make e2e-node.
+//
+// It starts containerd through pkg/node, restarting it when it exits as a
+// service manager would, and imports the images the selected tests need
+// under the names the e2e framework expects, so nothing is pulled. The test
+// binary runs etcd, the API server and the kubelet itself. The kubelet must
+// sit beside the test binary. systemd-run, systemctl and journalctl are
+// hidden from the suite, which would otherwise use them on a host whose PID 1
+// is not systemd; and --system-cgroups and --kubelet-cgroups are cleared so
+// that the kubelet never moves host processes into a /system cgroup. When it
+// stops, it removes the pods and restores the host.
+//
+//	run -out _output -test _output/e2e-node/e2e_node.test -image busybox=NAME -image pause=NAME -focus REGEXP
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"evented-volume-manager/pkg/node"
+)
+
+type images map[string]string
+
+func (i images) String() string { return fmt.Sprint(map[string]string(i)) }
+func (i images) Set(v string) error {
+	k, name, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("want local=name, got %q", v)
+	}
+	i[k] = name
+	return nil
+}
+
+func main() {
+	out := flag.String("out", "_output", "the project's build output (binaries and images)")
+	testBinary := flag.String("test", filepath.Join("_output", "e2e-node", "e2e_node.test"), "the node e2e test binary; the kubelet must be beside it")
+	focus := flag.String("focus", "", "the tests to run (--ginkgo.focus)")
+	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
+	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
+	tags := images{}
+	flag.Var(tags, "image", "tag a local image (busybox or pause) with a name the e2e framework uses: busybox=NAME; repeatable")
+	flag.Parse()
+
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	if err := run(*out, *testBinary, *focus, *gate, *timeout, tags, logf); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(1)
+	}
+	logf("done in %v", time.Since(start).Round(time.Second))
+}
+
+func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags images, logf func(string, ...any)) (err error) {
+	out, _ = filepath.Abs(out)
+	testBinary, _ = filepath.Abs(testBinary)
+	dir := filepath.Dir(testBinary)
+	kubelet := filepath.Join(dir, "kubelet")
+	if _, err := os.Stat(kubelet); err != nil {
+		return fmt.Errorf("the kubelet must be beside the test binary: %w", err)
+	}
+	kubeletExe, err := filepath.EvalSymlinks(kubelet)
+	if err != nil {
+		return err
+	}
+	stop := node.HandleInterrupts(logf)
+	defer stop()
+
+	n, err := node.Start(context.Background(), node.Options{
+		Out:               out,
+		Work:              filepath.Join(dir, "node"),
+		ContainerdOnly:    true,
+		RestartContainerd: true,
+		Logf:              logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// The suite stops its kubelet; a run cut short may leave it.
+		for _, pid := range node.ProcessesOf(kubeletExe) {
+			logf("stopping the suite's kubelet (pid %d)", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if stopErr := n.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+
+	for local, name := range tags {
+		ref, ok := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"]}[local]
+		if !ok {
+			return fmt.Errorf("no local image %q: want busybox or pause", local)
+		}
+		logf("tagging %s as %s", ref, name)
+		if _, err := command(filepath.Join(out, "bin", "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name); err != nil {
+			return err
+		}
+	}
+
+	path, err := pathWithout(filepath.Join(dir, "path"), "systemd-run", "systemctl", "journalctl")
+	if err != nil {
+		return err
+	}
+	scratch := filepath.Join(dir, "run")
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return err
+	}
+	config := filepath.Join(dir, "kubelet-base.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupRoot: /
+failSwapOn: false
+failCgroupV1: false
+makeIPTablesUtilChains: false
+containerRuntimeEndpoint: unix://%s
+imageServiceEndpoint: unix://%s
+podLogsDir: %s
+volumePluginDir: %s
+resolvConf: /etc/resolv.conf
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+`, n.Socket(), n.Socket(), filepath.Join(n.Work(), "podlogs"), filepath.Join(n.Work(), "volume-plugins"))), 0o644); err != nil {
+		return err
+	}
+
+	args := []string{
+		"--container-runtime-endpoint=unix://" + n.Socket(),
+		"--image-service-endpoint=unix://" + n.Socket(),
+		"--container-runtime-process-name=containerd",
+		"--container-runtime-pid-file=" + n.ContainerdPIDFile(),
+		"--prepull-images=false",
+		"--kubelet-config-file=" + config,
+		"--kubelet-flags=--system-cgroups= --kubelet-cgroups= --cluster-domain=cluster.local",
+		"--dns-domain=cluster.local",
+		"--report-dir=" + filepath.Join(dir, "report"),
+		fmt.Sprintf("--feature-gates=EventedVolumeManager=%t", gate),
+		"--ginkgo.focus=" + focus,
+		"--ginkgo.timeout=" + timeout.String(),
+		"--ginkgo.v",
+		"--ginkgo.no-color",
+	}
+	logf("running %s (focus %q), its output in %s", filepath.Base(testBinary), focus, filepath.Join(dir, "e2e.log"))
+	log, err := os.Create(filepath.Join(dir, "e2e.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(testBinary, args...)
+	cmd.Dir = scratch
+	cmd.Env = append(os.Environ(), "PATH="+path)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			summary(filepath.Join(dir, "e2e.log"))
+			if err != nil {
+				return fmt.Errorf("the node e2e suite failed (%v); its log is %s", err, filepath.Join(dir, "e2e.log"))
+			}
+			return nil
+		case <-tick.C:
+			logf("the suite is running")
+		}
+	}
+}
+
+// summary prints the suite's results: the lines of passed, failed and
+// skipped specs, and the totals.
+func summary(logPath string) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "• [FAILED]"), strings.HasPrefix(t, "[FAIL]"),
+			strings.HasPrefix(t, "Ran "), strings.HasPrefix(t, "SUCCESS!"), strings.HasPrefix(t, "FAIL!"),
+			strings.HasPrefix(t, "• [") && strings.Contains(t, "seconds]"):
+			fmt.Println("        " + t)
+		}
+	}
+}
+
+// pathWithout makes dir a directory of links to every program on the
+// standard paths except the hidden ones, and returns it as a PATH.
+func pathWithout(dir string, hidden ...string) (string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	hide := map[string]bool{}
+	for _, h := range hidden {
+		hide[h] = true
+	}
+	for _, d := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			link := filepath.Join(dir, e.Name())
+			if hide[e.Name()] {
+				continue
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue // an earlier directory wins, as on PATH
+			}
+			if err := os.Symlink(filepath.Join(d, e.Name()), link); err != nil {
+				return "", err
+			}
+		}
+	}
+	return dir, nil
+}
+
+func command(name string, args ...string) (string, error) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
