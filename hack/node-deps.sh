@@ -19,9 +19,9 @@ IMAGES="${OUT}/images"
 mkdir -p "${BIN}" "${IMAGES}"
 total_start=$(date +%s)
 
-step "Debian packages: libseccomp-dev, busybox-static, pkg-config"
+step "Debian packages: libseccomp-dev, busybox-static, pkg-config, containernetworking-plugins"
 missing=()
-for p in libseccomp-dev busybox-static pkg-config; do
+for p in libseccomp-dev busybox-static pkg-config containernetworking-plugins; do
   dpkg -s "${p}" >/dev/null 2>&1 || missing+=("${p}")
 done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -48,7 +48,10 @@ fi
 
 pkgs=$(touched_packages)
 race_pkgs=$(printf '%s\n' ${pkgs} | grep '^./pkg/kubelet/volumemanager' || true)
-other_pkgs=$(printf '%s\n' ${pkgs} | grep -v '^./pkg/kubelet/volumemanager' || true)
+other_pkgs=$(printf '%s\n' ${pkgs} | grep -v '^./pkg/kubelet/volumemanager' | grep -v '^./test/e2e_node' || true)
+# The node e2e suite needs a node and an API server: make e2e-node runs it.
+# Here it is only compiled and vetted.
+e2e_pkgs=$(printf '%s\n' ${pkgs} | grep '^./test/e2e_node' || true)
 
 # Upstream tests that fail or flake on pristine v1.37.0 on machines of this
 # kind. They are not skipped: each runs on pristine v1.37.0 and on the series
@@ -128,6 +131,13 @@ if [ -n "${other_pkgs}" ]; then
   (cd "${TREE}" && go test -count=1 -timeout 30m ${other_pkgs})
 fi
 step_done
+
+if [ -n "${e2e_pkgs}" ]; then
+  step "node e2e tests of the series: compiled and vetted only (make e2e-node runs them; a few minutes cold)"
+  echo "    ${e2e_pkgs}" | tr '\n' ' '; echo
+  (cd "${TREE}" && go vet ${e2e_pkgs})
+  step_done
+fi
 
 # The series' benchmarks, briefly: they must run, and their numbers are
 # printed. Performance claims come from make bench, not from here.

@@ -23,6 +23,16 @@ import (
 	"strconv"
 )
 
+// The pod network: a bridge with host-local addresses and nothing else.
+const (
+	// CNIBridge is the pod network's bridge interface.
+	CNIBridge    = "evmcni0"
+	podSubnet    = "10.88.77.0/24"
+	cniPluginDir = "/usr/lib/cni"
+)
+
+var cniPlugins = []string{"bridge", "host-local", "loopback"}
+
 // writeConfigs writes containerd's, crictl's and the kubelet's
 // configuration. They follow the local node recipe: everything under the
 // work directory, no iptables chains, cgroupfs on cgroup v1, and no API
@@ -88,6 +98,29 @@ featureGates:
 `, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
 		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
 		kubeletPort, healthzPort, n.opts.Gate)
+
+	if n.opts.PodNetwork {
+		for _, p := range cniPlugins {
+			if err := os.Symlink(filepath.Join(cniPluginDir, p), filepath.Join(w, "cni", "bin", p)); err != nil {
+				return err
+			}
+		}
+		conflist := fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "evm",
+  "plugins": [{
+    "type": "bridge",
+    "bridge": %s,
+    "isGateway": false,
+    "ipMasq": false,
+    "ipam": {"type": "host-local", "dataDir": %s, "ranges": [[{"subnet": %s}]]}
+  }]
+}
+`, q(CNIBridge), q(filepath.Join(w, "cni", "ipam")), q(podSubnet))
+		if err := os.WriteFile(filepath.Join(w, "cni", "net.d", "10-evm.conflist"), []byte(conflist), 0o644); err != nil {
+			return err
+		}
+	}
 
 	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 10\n", n.Socket(), n.Socket())
 

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -41,6 +42,8 @@ var Sysctls = []string{
 	"kernel/panic_on_oops",
 	"kernel/keys/root_maxkeys",
 	"kernel/keys/root_maxbytes",
+	// The CNI bridge plugin may enable forwarding.
+	"net/ipv4/ip_forward",
 }
 
 // HostPaths are fixed paths outside the work directory that a standalone
@@ -76,6 +79,8 @@ type hostState struct {
 	PIDs map[string]processID `json:"pids"`
 	// Shim is the shim binary, whose processes are stopped.
 	Shim string `json:"shim"`
+	// CreatedBridge is set if the CNI bridge did not exist.
+	CreatedBridge bool `json:"createdBridge"`
 
 	mu sync.Mutex
 }
@@ -106,6 +111,7 @@ func recordHost(work, bin string) (*hostState, error) {
 		}
 	}
 	h.Shim = filepath.Join(bin, "containerd-shim-runc-v2")
+	h.CreatedBridge = !linkExists(CNIBridge)
 	return h, h.save()
 }
 
@@ -181,6 +187,12 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 			errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
 		}
 	}
+	if h.CreatedBridge && linkExists(CNIBridge) {
+		logf("deleting the pod network's bridge %s", CNIBridge)
+		if out, err := exec.Command("ip", "link", "delete", CNIBridge).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("deleting the bridge %s: %v: %s", CNIBridge, err, strings.TrimSpace(string(out))))
+		}
+	}
 	for _, c := range cgroups {
 		if err := removeCgroup(c, 10*time.Second); err != nil {
 			errs = append(errs, err)
@@ -210,6 +222,12 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 			filepath.Join(h.Work, stateFile)))
 	}
 	return errors.Join(errs...)
+}
+
+// linkExists reports whether a network interface exists.
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
 }
 
 // othersRunning reports a kubelet or containerd already on this host, or
@@ -434,6 +452,7 @@ type Snapshot struct {
 	Sysctls   map[string]string
 	HostPaths map[string]bool
 	Cgroups   map[string]bool
+	Bridge    bool
 }
 
 // TakeSnapshot records the host state a Node may change.
@@ -452,6 +471,7 @@ func TakeSnapshot() Snapshot {
 		_, err := os.Stat(c)
 		s.Cgroups[c] = err == nil
 	}
+	s.Bridge = linkExists(CNIBridge)
 	return s
 }
 
@@ -475,6 +495,9 @@ func (before Snapshot) Restored(out, work string) error {
 		if now.Cgroups[c] != existed {
 			errs = append(errs, fmt.Errorf("cgroup %s exists: %t, existed: %t", c, now.Cgroups[c], existed))
 		}
+	}
+	if now.Bridge != before.Bridge {
+		errs = append(errs, fmt.Errorf("the bridge %s exists: %t, existed: %t", CNIBridge, now.Bridge, before.Bridge))
 	}
 	if ms := mountsUnder([]string{work, "/run/containerd"}); len(ms) > 0 {
 		errs = append(errs, fmt.Errorf("still mounted: %v", ms))

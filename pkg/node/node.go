@@ -59,6 +59,11 @@ type Options struct {
 	// ContainerdOnly starts containerd and imports the images, but no
 	// kubelet: something else runs one, as the node e2e suite does.
 	ContainerdOnly bool
+	// PodNetwork gives pods that are not hostNetwork a network: a CNI
+	// bridge (CNIBridge) without a gateway, masquerading or iptables rules,
+	// from Debian's containernetworking-plugins. The kubelet reports the
+	// node Ready only with one.
+	PodNetwork bool
 	// RestartContainerd restarts containerd a second after it exits, as a
 	// service manager would, until the node stops.
 	RestartContainerd bool
@@ -145,6 +150,13 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if err := Preflight(out); err != nil {
 		return nil, err
 	}
+	if opts.PodNetwork {
+		for _, p := range cniPlugins {
+			if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
+				return nil, fmt.Errorf("the CNI plugin %s is missing: run make node-deps (Debian's containernetworking-plugins)", p)
+			}
+		}
+	}
 	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
@@ -156,7 +168,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("emptying the work directory: %w", err)
 	}
 	for _, d := range []string{"logs", "containerd", "kubelet/manifests", "kubelet/root", "kubelet/pki",
-		"kubelet/podlogs", "kubelet/volume-plugins", "cni/bin", "cni/net.d", "runc-root", "hostpath"} {
+		"kubelet/podlogs", "kubelet/volume-plugins", "cni/bin", "cni/net.d", "cni/ipam", "runc-root", "hostpath"} {
 		if err := os.MkdirAll(filepath.Join(n.work, d), 0o755); err != nil {
 			return nil, err
 		}

@@ -33,6 +33,7 @@ package main
 
 import (
 	"context"
+	"encoding/xml"
 	"flag"
 	"fmt"
 	"os"
@@ -93,10 +94,12 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 	stop := node.HandleInterrupts(logf)
 	defer stop()
 
+	before := node.TakeSnapshot()
 	n, err := node.Start(context.Background(), node.Options{
 		Out:               out,
 		Work:              filepath.Join(dir, "node"),
 		ContainerdOnly:    true,
+		PodNetwork:        true,
 		RestartContainerd: true,
 		Logf:              logf,
 	})
@@ -111,6 +114,14 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 		}
 		if stopErr := n.Stop(); stopErr != nil && err == nil {
 			err = stopErr
+		}
+		if restoreErr := before.Restored(out, n.Work()); restoreErr != nil {
+			logf("the host is not as it was: %v", restoreErr)
+			if err == nil {
+				err = restoreErr
+			}
+		} else {
+			logf("the host is as it was")
 		}
 	}()
 
@@ -127,6 +138,9 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 
 	path, err := pathWithout(filepath.Join(dir, "path"), "systemd-run", "systemctl", "journalctl")
 	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "report")); err != nil {
 		return err
 	}
 	scratch := filepath.Join(dir, "run")
@@ -192,7 +206,7 @@ healthzPort: 10248
 	for {
 		select {
 		case err := <-done:
-			summary(filepath.Join(dir, "e2e.log"))
+			summary(dir)
 			if err != nil {
 				return fmt.Errorf("the node e2e suite failed (%v); its log is %s", err, filepath.Join(dir, "e2e.log"))
 			}
@@ -203,19 +217,35 @@ healthzPort: 10248
 	}
 }
 
-// summary prints the suite's results: the lines of passed, failed and
-// skipped specs, and the totals.
-func summary(logPath string) {
-	data, err := os.ReadFile(logPath)
-	if err != nil {
-		return
+// summary prints the suite's specs that ran, from its JUnit report, and the
+// totals from its log.
+func summary(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var suites struct {
+			Cases []struct {
+				Name   string  `xml:"name,attr"`
+				Status string  `xml:"status,attr"`
+				Time   float64 `xml:"time,attr"`
+			} `xml:"testsuite>testcase"`
+		}
+		if err := xml.Unmarshal(data, &suites); err != nil {
+			fmt.Printf("        %s: %v\n", f, err)
+			continue
+		}
+		for _, c := range suites.Cases {
+			if c.Status != "skipped" {
+				fmt.Printf("        %-7s %6.1fs  %s\n", c.Status, c.Time, c.Name)
+			}
+		}
 	}
+	data, _ := os.ReadFile(filepath.Join(dir, "e2e.log"))
 	for _, line := range strings.Split(string(data), "\n") {
-		t := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(t, "• [FAILED]"), strings.HasPrefix(t, "[FAIL]"),
-			strings.HasPrefix(t, "Ran "), strings.HasPrefix(t, "SUCCESS!"), strings.HasPrefix(t, "FAIL!"),
-			strings.HasPrefix(t, "• [") && strings.Contains(t, "seconds]"):
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "Ran ") || strings.HasPrefix(t, "SUCCESS!") || strings.HasPrefix(t, "FAIL!") {
 			fmt.Println("        " + t)
 		}
 	}
