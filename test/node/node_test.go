@@ -217,19 +217,17 @@ func TestNodeSmoke(t *testing.T) {
 	t.Logf("runtime events by type: %v", m.ByLabel("volume_manager_runtime_events_total", "type"))
 
 	removePod(t, n, "smoke", uid)
-	waits, err := n.VolumeWaits()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mount, ok := waits.Mount["default/"+podName]
-	if !ok {
-		t.Errorf("the kubelet log has no mount wait for %s", podName)
-	}
-	unmount, ok := waits.Unmount["default/"+podName]
-	if !ok {
-		t.Errorf("the kubelet log has no unmount wait for %s", podName)
-	}
-	t.Logf("volume-ready wait %v, unmount wait %v", mount, unmount)
+	// The pod worker's WaitForUnmount and the housekeeping that removes the
+	// pod's directory run independently: wait for the log line too.
+	var waits node.VolumeWaits
+	eventually(t, 30*time.Second, "the kubelet logs the pod's mount and unmount waits", func() (bool, error) {
+		var err error
+		waits, err = n.VolumeWaits()
+		_, mounted := waits.Mount["default/"+podName]
+		_, unmounted := waits.Unmount["default/"+podName]
+		return mounted && unmounted, err
+	})
+	t.Logf("volume-ready wait %v, unmount wait %v", waits.Mount["default/"+podName], waits.Unmount["default/"+podName])
 }
 
 // TestContainerdRestarts kills containerd five times. Each time a pod is
