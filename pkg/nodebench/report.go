@@ -244,6 +244,14 @@ func Charts(r Result, dir string) ([]string, error) {
 			p.Add(line)
 			p.Legend.Add(s.name, line)
 		}
+		// Room right of the slowest pod, so that its line is not on the edge.
+		var slowest float64
+		for _, x := range append(append([]float64(nil), c.off...), c.on...) {
+			slowest = max(slowest, 1000*x)
+		}
+		if slowest > 0 {
+			p.X.Max = 2 * slowest
+		}
 		p.Y.Min, p.Y.Max = 0, 1
 		p.Legend.Top = true
 		p.Legend.Left = true
