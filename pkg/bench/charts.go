@@ -27,9 +27,10 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
+// OffColor and OnColor draw the gate-off and gate-on series in every chart.
 var (
-	offColor = color.RGBA{R: 200, G: 60, B: 40, A: 255}
-	onColor  = color.RGBA{R: 30, G: 110, B: 200, A: 255}
+	OffColor = color.RGBA{R: 200, G: 60, B: 40, A: 255}
+	OnColor  = color.RGBA{R: 30, G: 110, B: 200, A: 255}
 )
 
 // Charts writes, for one run, the loops' iterations per second over the idle
@@ -48,10 +49,10 @@ func Charts(r Run, dir, prefix string) ([]string, error) {
 		color color.Color
 		dash  bool
 	}{
-		{"populator, gate off", r.Off.PopulatorPerSecond, offColor, false},
-		{"reconciler, gate off", r.Off.ReconcilerPerSecond, offColor, true},
-		{"populator, gate on", r.On.PopulatorPerSecond, onColor, false},
-		{"reconciler, gate on", r.On.ReconcilerPerSecond, onColor, true},
+		{"populator, gate off", r.Off.PopulatorPerSecond, OffColor, false},
+		{"reconciler, gate off", r.Off.ReconcilerPerSecond, OffColor, true},
+		{"populator, gate on", r.On.PopulatorPerSecond, OnColor, false},
+		{"reconciler, gate on", r.On.ReconcilerPerSecond, OnColor, true},
 	} {
 		pts := make(plotter.XYs, len(s.data))
 		for i, v := range s.data {
@@ -91,15 +92,15 @@ func Charts(r Run, dir, prefix string) ([]string, error) {
 		color color.Color
 		dash  bool
 	}{
-		{fmt.Sprintf("singles %gs apart, gate off", r.Off.GapSeconds), r.Off.MountSingle, offColor, false},
-		{fmt.Sprintf("singles %gs apart, gate off", r.Off.SlowSeconds), r.Off.MountSlow, offColor, true},
-		{fmt.Sprintf("singles %gs apart, gate on", r.On.GapSeconds), r.On.MountSingle, onColor, false},
-		{fmt.Sprintf("singles %gs apart, gate on", r.On.SlowSeconds), r.On.MountSlow, onColor, true},
+		{fmt.Sprintf("singles %gs apart, gate off", r.Off.GapSeconds), r.Off.MountSingle, OffColor, false},
+		{fmt.Sprintf("singles %gs apart, gate off", r.Off.SlowSeconds), r.Off.MountSlow, OffColor, true},
+		{fmt.Sprintf("singles %gs apart, gate on", r.On.GapSeconds), r.On.MountSingle, OnColor, false},
+		{fmt.Sprintf("singles %gs apart, gate on", r.On.SlowSeconds), r.On.MountSlow, OnColor, true},
 	} {
 		if len(s.data) == 0 {
 			continue
 		}
-		line, err := plotter.NewLine(cdf(s.data))
+		line, err := plotter.NewLine(CDF(s.data))
 		if err != nil {
 			return nil, err
 		}
@@ -129,8 +130,8 @@ func Charts(r Run, dir, prefix string) ([]string, error) {
 	return append(files, f), nil
 }
 
-// cdf returns the empirical CDF of latencies in seconds, in milliseconds.
-func cdf(xs []float64) plotter.XYs {
+// CDF returns the empirical CDF of latencies in seconds, in milliseconds.
+func CDF(xs []float64) plotter.XYs {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	pts := make(plotter.XYs, len(s))

@@ -151,20 +151,27 @@ func TestShareOf(t *testing.T) {
 }
 
 func TestProcessCPUAndStartTime(t *testing.T) {
-	// Burn a little CPU so the counter is not zero.
-	deadline := time.Now().Add(30 * time.Millisecond)
-	for x := 0; time.Now().Before(deadline); x++ {
-		_ = x * x
-	}
-	if _, err := ProcessCPU(os.Getpid()); err != nil {
+	cpu, err := ProcessCPU(os.Getpid())
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A test binary has used CPU by now, and less than its own lifetime
+	// allows on every CPU.
+	if cpu < 0 || cpu > time.Hour {
+		t.Errorf("ProcessCPU(self) = %v", cpu)
 	}
 	a, err := startTime(os.Getpid())
 	if err != nil || a == 0 {
 		t.Fatalf("startTime = %v, %v", a, err)
 	}
+	if b, _ := startTime(os.Getpid()); b != a {
+		t.Errorf("startTime changed from %d to %d", a, b)
+	}
 	if _, err := ProcessCPU(-1); err == nil {
 		t.Error("a missing process gave no error")
+	}
+	if _, err := startTime(-1); err == nil {
+		t.Error("a missing process gave no start time error")
 	}
 }
 

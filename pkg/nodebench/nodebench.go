@@ -25,12 +25,11 @@ package nodebench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
+	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -269,23 +268,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Median is the median of xs, or NaN.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return nan()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// WriteFile writes data under dir, creating it.
-func WriteFile(dir, name string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, name), data, 0o644)
-}
+// Median is the median of xs by the nearest-rank method, or NaN.
+func Median(xs []float64) float64 { return bench.Quantile(xs, 0.5) }

@@ -23,7 +23,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -201,13 +200,6 @@ func list(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-func nan() float64 { return math.NaN() }
-
-var (
-	offColor = color.RGBA{R: 200, G: 60, B: 40, A: 255}
-	onColor  = color.RGBA{R: 30, G: 110, B: 200, A: 255}
-)
-
 // Charts writes the latency CDFs and the idle CPU per window as PNGs in dir
 // and returns their paths.
 func Charts(r Result, dir string) ([]string, error) {
@@ -231,11 +223,11 @@ func Charts(r Result, dir string) ([]string, error) {
 			name string
 			data []float64
 			col  color.Color
-		}{{"gate off", c.off, offColor}, {"gate on", c.on, onColor}} {
+		}{{"gate off", c.off, bench.OffColor}, {"gate on", c.on, bench.OnColor}} {
 			if len(s.data) == 0 {
 				continue
 			}
-			line, err := plotter.NewLine(cdf(s.data))
+			line, err := plotter.NewLine(bench.CDF(s.data))
 			if err != nil {
 				return nil, err
 			}
@@ -271,7 +263,7 @@ func Charts(r Result, dir string) ([]string, error) {
 		name string
 		data []float64
 		col  color.Color
-	}{{"gate off", off.kubeletPerMin, offColor}, {"gate on", on.kubeletPerMin, onColor}} {
+	}{{"gate off", off.kubeletPerMin, bench.OffColor}, {"gate on", on.kubeletPerMin, bench.OnColor}} {
 		pts := make(plotter.XYs, len(s.data))
 		for i, v := range s.data {
 			pts[i] = plotter.XY{X: float64(i + 1), Y: v}
@@ -291,15 +283,4 @@ func Charts(r Result, dir string) ([]string, error) {
 		return nil, err
 	}
 	return append(files, f), nil
-}
-
-// cdf is the empirical CDF of latencies in seconds, in milliseconds.
-func cdf(xs []float64) plotter.XYs {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	pts := make(plotter.XYs, len(s))
-	for i, v := range s {
-		pts[i] = plotter.XY{X: max(1000*v, 0.001), Y: float64(i+1) / float64(len(s))}
-	}
-	return pts
 }
