@@ -18,10 +18,13 @@ package node
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,11 +36,6 @@ const (
 	MountDoneLine   = "All volumes are attached and mounted for pod"
 	UnmountWaitLine = "Waiting for volumes to unmount for pod"
 	UnmountDoneLine = "All volumes are unmounted for pod"
-)
-
-var (
-	klogHeader = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]]+\] "([^"]*)"(.*)$`)
-	podKey     = regexp.MustCompile(`\bpod="([^"]+)"`)
 )
 
 // VolumeWaits are the volume manager's waits found in a kubelet log, keyed
@@ -57,18 +55,11 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 	year := time.Now().Year()
 	mountStart := map[string]time.Time{}
 	unmountStart := map[string]time.Time{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		m := klogHeader.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		msg := m[2]
+	err := scanKlog(r, func(l klogLine) error {
 		var starts, doneAt map[string]time.Time
 		var done map[string]time.Duration
 		var start bool
-		switch msg {
+		switch l.msg {
 		case MountWaitLine:
 			starts, done, start = mountStart, w.Mount, true
 		case MountDoneLine:
@@ -78,26 +69,24 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 		case UnmountDoneLine:
 			starts, done, doneAt = unmountStart, w.Unmount, w.UnmountedAt
 		default:
-			continue
+			return nil
 		}
-		p := podKey.FindStringSubmatch(m[3])
-		if p == nil {
-			continue
+		pod, ok := l.value("pod")
+		if !ok {
+			return nil
 		}
-		pod := p[1]
-		// klog writes local time without the year.
-		at, err := time.ParseInLocation("2006 0102 15:04:05.000000", fmt.Sprintf("%d %s", year, m[1]), time.Local)
+		at, err := l.time(year)
 		if err != nil {
-			return w, fmt.Errorf("bad klog time %q: %w", m[1], err)
+			return err
 		}
 		if _, measured := done[pod]; measured {
-			continue // only the first wait of each pod
+			return nil // only the first wait of each pod
 		}
 		if start {
 			if _, waiting := starts[pod]; !waiting {
 				starts[pod] = at
 			}
-			continue
+			return nil
 		}
 		if s, waiting := starts[pod]; waiting {
 			d := at.Sub(s)
@@ -107,8 +96,9 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 			done[pod] = d
 			doneAt[pod] = at
 		}
-	}
-	return w, sc.Err()
+		return nil
+	})
+	return w, err
 }
 
 // VolumeWaits parses the node's kubelet log.
@@ -119,4 +109,133 @@ func (n *Node) VolumeWaits() (VolumeWaits, error) {
 	}
 	defer f.Close()
 	return ParseVolumeWaits(f)
+}
+
+// maxLogLine is how much of a log line the parsers look at. The lines they
+// match are short; longer lines, such as a pod's status at a high
+// verbosity, are cut rather than failing the parse.
+const maxLogLine = 1 << 20
+
+// klogPrefix is klog's header, "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ",
+// as both klog and its textlogger (the kubelet's --logging-format=text)
+// write it.
+var klogPrefix = regexp.MustCompile(`^([IWEF])(\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]\s]+\] `)
+
+// klogLine is one line of a log in klog's text format.
+type klogLine struct {
+	// severity is I, W, E or F.
+	severity byte
+	// stamp is the header's time, "mmdd hh:mm:ss.uuuuuu", without the year.
+	stamp string
+	// msg is the message, unquoted when structured.
+	msg string
+	// structured tells a structured line (klog.InfoS or a logr.Logger),
+	// whose message klog quotes with strconv.Quote and follows with
+	// key=value pairs, from a printf-style one (klog.Infof), whose text is
+	// written as is and has no pairs.
+	structured bool
+	// kvs are the key=value pairs of a structured line.
+	kvs string
+}
+
+// parseKlogLine parses a line in klog's text format, or reports false. A
+// structured message may hold escaped quotes, as messages built with %q do.
+func parseKlogLine(s string) (klogLine, bool) {
+	m := klogPrefix.FindStringSubmatchIndex(s)
+	if m == nil {
+		return klogLine{}, false
+	}
+	l := klogLine{severity: s[m[2]], stamp: s[m[4]:m[5]]}
+	rest := s[m[1]:]
+	if strings.HasPrefix(rest, `"`) {
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			if msg, err := strconv.Unquote(q); err == nil {
+				l.msg, l.structured, l.kvs = msg, true, rest[len(q):]
+				return l, true
+			}
+		}
+	}
+	l.msg = rest
+	return l, true
+}
+
+// value is the value of key in a structured line's pairs: a quoted string
+// unquoted, a JSON list or object (klog.KObjSlice, for one) as its text,
+// anything else up to the next space. A multi-line value ("key=<") has no
+// value on the line itself.
+func (l klogLine) value(key string) (string, bool) {
+	rest := l.kvs
+	for {
+		rest = strings.TrimLeft(rest, " ")
+		eq := strings.IndexByte(rest, '=')
+		if eq <= 0 || strings.ContainsRune(rest[:eq], ' ') {
+			return "", false
+		}
+		k := rest[:eq]
+		rest = rest[eq+1:]
+		var v string
+		switch {
+		case strings.HasPrefix(rest, `"`):
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return "", false
+			}
+			v, _ = strconv.Unquote(q)
+			rest = rest[len(q):]
+		case strings.HasPrefix(rest, "["), strings.HasPrefix(rest, "{"):
+			dec := json.NewDecoder(strings.NewReader(rest))
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return "", false
+			}
+			n := int(dec.InputOffset())
+			v, rest = rest[:n], rest[n:]
+		default:
+			end := strings.IndexByte(rest, ' ')
+			if end < 0 {
+				end = len(rest)
+			}
+			v, rest = rest[:end], rest[end:]
+		}
+		if k == key {
+			return v, true
+		}
+	}
+}
+
+// time is when the line was logged, in year. klog writes local time
+// without the year.
+func (l klogLine) time(year int) (time.Time, error) {
+	at, err := time.ParseInLocation("2006 0102 15:04:05.000000", fmt.Sprintf("%d %s", year, l.stamp), time.Local)
+	if err != nil {
+		return at, fmt.Errorf("bad klog time %q: %w", l.stamp, err)
+	}
+	return at, nil
+}
+
+// scanKlog calls fn with each line of r in klog's text format, in order, and
+// skips other lines (a multi-line value's continuation, for one). It stops
+// at fn's first error.
+func scanKlog(r io.Reader, fn func(klogLine) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for {
+		chunk, more, err := br.ReadLine()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line = append(line, chunk[:min(len(chunk), max(0, maxLogLine-len(line)))]...)
+		if more {
+			continue
+		}
+		if l, ok := parseKlogLine(string(line)); ok {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		line = line[:0]
+	}
 }

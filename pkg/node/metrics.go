@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +41,16 @@ var kubeletClient = &http.Client{
 }
 
 func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return do(ctx, client, http.MethodGet, url, nil)
+}
+
+// do sends a request and returns the body of a 200 answer.
+func do(ctx context.Context, client *http.Client, method, url string, reqBody []byte) ([]byte, error) {
+	var r io.Reader
+	if reqBody != nil {
+		r = bytes.NewReader(reqBody)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +64,36 @@ func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body))
+		return nil, fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, bytes.TrimSpace(body))
 	}
 	return body, nil
 }
 
+// kubeletURL is the kubelet's secure port, where it serves /metrics, /pods
+// and the debugging handlers.
+var kubeletURL = fmt.Sprintf("https://127.0.0.1:%d", kubeletPort)
+
 func (n *Node) kubeletGet(ctx context.Context, path string) ([]byte, error) {
-	return get(ctx, kubeletClient, fmt.Sprintf("https://127.0.0.1:%d%s", kubeletPort, path))
+	return get(ctx, kubeletClient, kubeletURL+path)
+}
+
+// SetVerbosity changes the running kubelet's --v, as the PUT /debug/flags/v
+// handler of its debugging handlers does (enableDebuggingHandlers and
+// enableDebugFlagsHandler, both on by default): it sets klog's verbosity and
+// the text logger's that contextual logging uses. The node's Verbosity
+// option is what the kubelet starts with again after a restart.
+func (n *Node) SetVerbosity(ctx context.Context, level int) error {
+	return setVerbosity(ctx, kubeletClient, kubeletURL, level)
+}
+
+func setVerbosity(ctx context.Context, client *http.Client, base string, level int) error {
+	if level < 0 {
+		return fmt.Errorf("verbosity %d is negative", level)
+	}
+	if _, err := do(ctx, client, http.MethodPut, base+"/debug/flags/v", []byte(strconv.Itoa(level))); err != nil {
+		return fmt.Errorf("setting the kubelet's verbosity to %d: %w", level, err)
+	}
+	return nil
 }
 
 // Metrics are a scrape of the kubelet's /metrics.

@@ -51,8 +51,7 @@ type Options struct {
 	Work string
 	// Gate is the value of the EventedVolumeManager feature gate.
 	Gate bool
-	// Verbosity is the kubelet's --v. Zero means 3, the level of the volume
-	// manager's "Waiting for volumes" lines.
+	// Verbosity is the kubelet's --v. Zero means DefaultVerbosity.
 	Verbosity int
 	// Name is the node's name. Empty means DefaultName.
 	Name string
@@ -73,6 +72,10 @@ type Options struct {
 
 // DefaultName is the node name when Options.Name is empty.
 const DefaultName = "evm-node"
+
+// DefaultVerbosity is the kubelet's --v when Options.Verbosity is zero: 3,
+// the level of the volume manager's "Waiting for volumes" lines.
+const DefaultVerbosity = 3
 
 const (
 	kubeletPort = 10250
@@ -128,7 +131,7 @@ func Preflight(out string) error {
 // failure it stops whatever it started and restores the host.
 func Start(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Verbosity == 0 {
-		opts.Verbosity = 3
+		opts.Verbosity = DefaultVerbosity
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName

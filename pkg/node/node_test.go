@@ -17,6 +17,10 @@ limitations under the License.
 package node
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -204,5 +208,45 @@ func TestPodManifest(t *testing.T) {
 	}
 	if m := PodManifest("p2", "/h", nil); !strings.Contains(m, "annotations: {}") {
 		t.Errorf("manifest without annotations:\n%s", m)
+	}
+}
+
+func TestSetVerbosity(t *testing.T) {
+	// The kubelet's handler, routes.StringFlagPutHandler(logs.GlogSetter).
+	var got []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.Path+" "+string(body))
+		switch {
+		case r.URL.Path != "/debug/flags/v":
+			http.NotFound(w, r)
+		case r.Method != http.MethodPut:
+			http.Error(w, "unsupported http method", http.StatusNotAcceptable)
+		case string(body) == "9":
+			http.Error(w, "failed set klog.logging.verbosity 9", http.StatusBadRequest)
+		default:
+			io.WriteString(w, "successfully set klog.logging.verbosity to "+string(body)+"\n")
+		}
+	}))
+	defer srv.Close()
+	tests := []struct {
+		level   int
+		wantErr bool
+		sent    string
+	}{
+		{level: 4, sent: "PUT /debug/flags/v 4"},
+		{level: 3, sent: "PUT /debug/flags/v 3"},
+		{level: 9, wantErr: true, sent: "PUT /debug/flags/v 9"},
+		{level: -1, wantErr: true},
+	}
+	for _, tc := range tests {
+		got = nil
+		err := setVerbosity(context.Background(), srv.Client(), srv.URL, tc.level)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("setVerbosity(%d) = %v, want error %t", tc.level, err, tc.wantErr)
+		}
+		if sent := strings.Join(got, ", "); sent != tc.sent {
+			t.Errorf("setVerbosity(%d) sent %q, want %q", tc.level, sent, tc.sent)
+		}
 	}
 }

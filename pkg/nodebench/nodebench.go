@@ -18,8 +18,9 @@ limitations under the License.
 // node-bench): the same workload of static pods on containerd and the
 // patched kubelet, with the EventedVolumeManager gate off and then on. It
 // measures idle kubelet CPU from /proc, the volume manager's share of it
-// from a pprof profile, the loops' iterations, and the volume manager's
-// mount and unmount waits from the kubelet's own log lines.
+// from a pprof profile, the loops' iterations, the volume manager's mount
+// and unmount waits from the kubelet's own log lines, the single pods'
+// deletion phase by phase, and the CPU that deleting and adding them costs.
 package nodebench
 
 import (
@@ -90,6 +91,61 @@ type Mode struct {
 	MountEndToEnd   []float64 `json:"mountEndToEnd"`
 	UnmountEndToEnd []float64 `json:"unmountEndToEnd"`
 	GapSeconds      float64   `json:"gapSeconds"`
+	// ChurnVerbosity is the kubelet's --v while the single pods are deleted
+	// and added; zero in results from before it was raised.
+	ChurnVerbosity int `json:"churnVerbosity,omitempty"`
+	// DeletionPhases time the single pods' deletion phase by phase: by
+	// node.DeletionPhase Key, the seconds from each pod's manifest removed
+	// to the kubelet's line of the phase. A pod whose log lacks the line is
+	// left out of that phase.
+	DeletionPhases map[string][]float64 `json:"deletionPhases,omitempty"`
+	// TerminatedToTearDown and TerminatedToSyncTerminated time, for each
+	// single pod whose log has both lines, its termination complete to its
+	// last TearDown and to SyncTerminatedPod enter, in seconds.
+	TerminatedToTearDown       []float64 `json:"terminatedToTearDown,omitempty"`
+	TerminatedToSyncTerminated []float64 `json:"terminatedToSyncTerminated,omitempty"`
+	// DeleteCPU and AddCPU are the CPU spent while the single pods are
+	// deleted and while they are added.
+	DeleteCPU *ChurnCPU `json:"deleteCPU,omitempty"`
+	AddCPU    *ChurnCPU `json:"addCPU,omitempty"`
+}
+
+// ChurnCPU is the CPU spent over a stretch of pod churn.
+type ChurnCPU struct {
+	// Seconds is the stretch's length.
+	Seconds float64 `json:"seconds"`
+	// Kubelet and Containerd are the processes' CPU-seconds in it.
+	Kubelet    float64 `json:"kubelet"`
+	Containerd float64 `json:"containerd"`
+}
+
+// churnVerbosity is the kubelet's --v while the single pods are deleted and
+// added: the pod workers' deletion lines are V(4).
+const churnVerbosity = 4
+
+// cpuSample is the kubelet's and containerd's CPU so far.
+type cpuSample struct {
+	at                  time.Time
+	kubelet, containerd time.Duration
+}
+
+func sampleCPU(n *node.Node) (cpuSample, error) {
+	s := cpuSample{at: time.Now()}
+	var err error
+	if s.kubelet, err = n.KubeletCPU(); err != nil {
+		return s, err
+	}
+	s.containerd, err = n.ContainerdCPU()
+	return s, err
+}
+
+// until is the CPU from s to e.
+func (s cpuSample) until(e cpuSample) ChurnCPU {
+	return ChurnCPU{
+		Seconds:    e.at.Sub(s.at).Seconds(),
+		Kubelet:    (e.kubelet - s.kubelet).Seconds(),
+		Containerd: (e.containerd - s.containerd).Seconds(),
+	}
 }
 
 // Run measures one gate value.
@@ -134,28 +190,21 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		itersBefore = metrics.ByLabel("volume_manager_loop_iterations_total", "loop")
 	}
 	for w := 1; w <= o.Windows; w++ {
-		k0, err := n.KubeletCPU()
-		if err != nil {
-			return m, err
-		}
-		c0, err := n.ContainerdCPU()
+		s0, err := sampleCPU(n)
 		if err != nil {
 			return m, err
 		}
 		if err := sleep(ctx, o.Window); err != nil {
 			return m, err
 		}
-		k1, err := n.KubeletCPU()
+		s1, err := sampleCPU(n)
 		if err != nil {
 			return m, err
 		}
-		c1, err := n.ContainerdCPU()
-		if err != nil {
-			return m, err
-		}
-		m.KubeletCPU = append(m.KubeletCPU, (k1 - k0).Seconds())
-		m.ContainerdCPU = append(m.ContainerdCPU, (c1 - c0).Seconds())
-		logf("idle window %d/%d: kubelet %.2f CPU-s, containerd %.2f CPU-s in %v", w, o.Windows, (k1 - k0).Seconds(), (c1 - c0).Seconds(), o.Window)
+		c := s0.until(s1)
+		m.KubeletCPU = append(m.KubeletCPU, c.Kubelet)
+		m.ContainerdCPU = append(m.ContainerdCPU, c.Containerd)
+		logf("idle window %d/%d: kubelet %.2f CPU-s, containerd %.2f CPU-s in %v", w, o.Windows, c.Kubelet, c.Containerd, o.Window)
 	}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
 		m.Iterations = map[string]float64{}
@@ -180,7 +229,18 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
 
 	singles := min(o.Singles, o.Pods)
-	logf("deleting %d pods, %v apart", singles, o.Gap)
+	// The pod workers log the deletion's phases at V(4); the idle windows
+	// and the profile above ran at the default --v, and the mount waits of
+	// the pods added below are timed at the same --v as the deletions.
+	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+		return m, err
+	}
+	m.ChurnVerbosity = churnVerbosity
+	logf("deleting %d pods, %v apart, at --v=%d", singles, o.Gap, churnVerbosity)
+	churn0, err := sampleCPU(n)
+	if err != nil {
+		return m, err
+	}
 	removedAt := make([]time.Time, singles)
 	for i := range singles {
 		removedAt[i] = time.Now()
@@ -191,6 +251,13 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 			return m, err
 		}
 	}
+	churn1, err := sampleCPU(n)
+	if err != nil {
+		return m, err
+	}
+	deleteCPU := churn0.until(churn1)
+	m.DeleteCPU = &deleteCPU
+	logf("deleting: kubelet %.2f CPU-s, containerd %.2f CPU-s in %.0fs", deleteCPU.Kubelet, deleteCPU.Containerd, deleteCPU.Seconds)
 	logf("adding %d pods, %v apart", singles, o.Gap)
 	added := make([]string, singles)
 	addedAt := make([]time.Time, singles)
@@ -204,7 +271,17 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 			return m, err
 		}
 	}
+	churn2, err := sampleCPU(n)
+	if err != nil {
+		return m, err
+	}
+	addCPU := churn1.until(churn2)
+	m.AddCPU = &addCPU
+	logf("adding: kubelet %.2f CPU-s, containerd %.2f CPU-s in %.0fs", addCPU.Kubelet, addCPU.Containerd, addCPU.Seconds)
 	if err := waitRunning(ctx, n, o.Pods, 5*time.Minute); err != nil {
+		return m, err
+	}
+	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
 		return m, err
 	}
 	// Every pod's waits are logged before its containers run, or right
@@ -231,6 +308,35 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(addedAt[i]).Seconds())
 		}
 	}
+	timelines, err := n.DeletionTimeline()
+	if err != nil {
+		return m, err
+	}
+	var whole int
+	m.DeletionPhases = map[string][]float64{}
+	for i := range singles {
+		t, ok := timelines[key(burst[i])]
+		if !ok {
+			continue
+		}
+		phases := 0
+		for _, p := range node.DeletionPhases() {
+			if t.Has(p) {
+				m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], t.At[p].Sub(removedAt[i]).Seconds())
+				phases++
+			}
+		}
+		if phases == node.NumDeletionPhases {
+			whole++
+		}
+		if d, ok := t.Between(node.TerminationComplete, node.TearDownDone); ok {
+			m.TerminatedToTearDown = append(m.TerminatedToTearDown, d.Seconds())
+		}
+		if d, ok := t.Between(node.TerminationComplete, node.SyncTerminatedEnter); ok {
+			m.TerminatedToSyncTerminated = append(m.TerminatedToSyncTerminated, d.Seconds())
+		}
+	}
+	logf("deletion timelines: %d of %d pods have every phase", whole, singles)
 	if len(m.Mount) < singles || len(m.Unmount) < singles {
 		return m, fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits (it must run at --v=3)",
 			len(m.Mount), singles, len(m.Unmount), singles)

@@ -28,8 +28,10 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"evented-volume-manager/pkg/bench"
+	"evented-volume-manager/pkg/node"
 )
 
 // Result is a whole benchmark run: every round of each gate value.
@@ -71,11 +73,35 @@ type merged struct {
 	burst, mount, unmount            []float64
 	mountE2E, unmountE2E             []float64
 	startup                          []float64
+	// phases are the deletion phases by key; terminatedToTearDown and
+	// terminatedToSync the per-pod differences.
+	phases                                 map[string][]float64
+	terminatedToTearDown, terminatedToSync []float64
+	// CPU-s/min over each round's single-pod deletions and additions.
+	deleteKubelet, deleteContainerd []float64
+	addKubelet, addContainerd       []float64
 }
 
 func merge(modes []Mode) merged {
-	m := merged{iterations: map[string]float64{}}
+	m := merged{iterations: map[string]float64{}, phases: map[string][]float64{}}
+	// perMin is one process's CPU-s/min over a stretch of churn, if the
+	// mode has it.
+	perMin := func(c *ChurnCPU, of func(ChurnCPU) float64) []float64 {
+		if c == nil || c.Seconds <= 0 {
+			return nil
+		}
+		return []float64{60 * of(*c) / c.Seconds}
+	}
 	for _, mode := range modes {
+		for k, v := range mode.DeletionPhases {
+			m.phases[k] = append(m.phases[k], v...)
+		}
+		m.terminatedToTearDown = append(m.terminatedToTearDown, mode.TerminatedToTearDown...)
+		m.terminatedToSync = append(m.terminatedToSync, mode.TerminatedToSyncTerminated...)
+		m.deleteKubelet = append(m.deleteKubelet, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
+		m.deleteContainerd = append(m.deleteContainerd, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Containerd })...)
+		m.addKubelet = append(m.addKubelet, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
+		m.addContainerd = append(m.addContainerd, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Containerd })...)
 		for _, c := range mode.KubeletCPU {
 			m.kubeletPerMin = append(m.kubeletPerMin, 60*c/mode.WindowSeconds)
 		}
@@ -145,14 +171,78 @@ func Rows(r Result) []bench.Row {
 		}
 	}
 	rows = append(rows, bench.Row{Figure: fmt.Sprintf("all %d pods running, from manifests written", r.On[0].Pods), Off: Median(off.startup), On: Median(on.startup), Unit: "s", LowerWins: true})
+	for _, c := range []struct {
+		name    string
+		off, on []float64
+	}{
+		{"kubelet CPU while single pods are deleted", off.deleteKubelet, on.deleteKubelet},
+		{"containerd CPU while single pods are deleted", off.deleteContainerd, on.deleteContainerd},
+		{"kubelet CPU while single pods are added", off.addKubelet, on.addKubelet},
+		{"containerd CPU while single pods are added", off.addContainerd, on.addContainerd},
+	} {
+		if len(c.off) == 0 && len(c.on) == 0 {
+			continue // results from before churn CPU was measured
+		}
+		rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s, %gs apart (median of rounds)", c.name, r.On[0].GapSeconds),
+			Off: Median(c.off), On: Median(c.on), Unit: "CPU-s/min", LowerWins: true})
+	}
 	return rows
+}
+
+// PhaseRow is a line of the single-pod deletion table: a figure's p50 and
+// p99 in milliseconds, and how many pods it has, with the gate off and on.
+type PhaseRow struct {
+	Figure          string
+	OffP50, OffP99  float64
+	OnP50, OnP99    float64
+	OffPods, OnPods int
+}
+
+// PhaseRows are the single-pod deletion table's lines: the time from a
+// pod's manifest removed to each phase's kubelet log line, phase by phase,
+// then the per-pod time from termination complete to the last TearDown and
+// to SyncTerminatedPod enter. It is empty for results without phases.
+func PhaseRows(r Result) []PhaseRow {
+	off, on := merge(r.Off), merge(r.On)
+	if len(off.phases) == 0 && len(on.phases) == 0 {
+		return nil
+	}
+	ms := func(xs []float64, q float64) float64 { return 1000 * bench.Quantile(xs, q) }
+	row := func(figure string, off, on []float64) PhaseRow {
+		return PhaseRow{
+			Figure: figure,
+			OffP50: ms(off, 0.5), OffP99: ms(off, 0.99), OnP50: ms(on, 0.5), OnP99: ms(on, 0.99),
+			OffPods: len(off), OnPods: len(on),
+		}
+	}
+	var rows []PhaseRow
+	for _, p := range node.DeletionPhases() {
+		rows = append(rows, row(fmt.Sprintf("%s (`%s`)", p, phaseMessage(p)), off.phases[p.Key()], on.phases[p.Key()]))
+	}
+	return append(rows,
+		row(fmt.Sprintf("%s → %s, per pod", node.TerminationComplete, node.TearDownDone), off.terminatedToTearDown, on.terminatedToTearDown),
+		row(fmt.Sprintf("%s → %s, per pod", node.TerminationComplete, node.SyncTerminatedEnter), off.terminatedToSync, on.terminatedToSync),
+	)
+}
+
+// phaseMessage is a phase's log message, with an ellipsis where the
+// kubelet's message goes on.
+func phaseMessage(p node.DeletionPhase) string {
+	if msg := p.Message(); strings.HasSuffix(msg, " ") {
+		return strings.TrimSpace(msg) + " …"
+	}
+	return p.Message()
 }
 
 // Markdown renders the comparison: gate off, gate on, off/on.
 func Markdown(r Result) string {
 	var b strings.Builder
 	m := r.On[0]
-	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, containerd and runc, standalone kubelet at --v=3\n\n", m.Pods, m.Volumes)
+	verbosity := "--v=3"
+	if m.ChurnVerbosity > 0 {
+		verbosity = fmt.Sprintf("--v=3 (--v=%d while single pods are deleted and added)", m.ChurnVerbosity)
+	}
+	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, containerd and runc, standalone kubelet at %s\n\n", m.Pods, m.Volumes, verbosity)
 	fmt.Fprintf(&b, "%d round(s) per gate value, gate off first; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per gate value).\n\n",
 		len(r.On), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(merge(r.On).mount))
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
@@ -172,6 +262,16 @@ func Markdown(r Result) string {
 			fmt.Fprintf(&b, "%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
 		}
 		b.WriteString("\n")
+	}
+	if rows := PhaseRows(r); len(rows) > 0 {
+		fmt.Fprintf(&b, "\n#### Single-pod deletion, phase by phase (%gs apart, kubelet at --v=%d)\n\n", m.GapSeconds, m.ChurnVerbosity)
+		b.WriteString("Time from a pod's manifest removed to the kubelet's log line of each phase, all rounds pooled; a pod whose log lacks a line is left out of that row. " +
+			"The last two rows are differences within each pod.\n\n")
+		b.WriteString("| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |\n|---|---|---|---|---|---|\n")
+		for _, row := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d / %d |\n", row.Figure,
+				cell(row.OffP50, "ms"), cell(row.OffP99, "ms"), cell(row.OnP50, "ms"), cell(row.OnP99, "ms"), row.OffPods, row.OnPods)
+		}
 	}
 	return b.String()
 }
@@ -200,8 +300,9 @@ func list(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// Charts writes the latency CDFs and the idle CPU per window as PNGs in dir
-// and returns their paths.
+// Charts writes the latency CDFs, the idle CPU per window and, for results
+// that have them, the single-pod deletion phases as PNGs in dir and returns
+// their paths.
 func Charts(r Result, dir string) ([]string, error) {
 	off, on := merge(r.Off), merge(r.On)
 	var files []string
@@ -282,5 +383,89 @@ func Charts(r Result, dir string) ([]string, error) {
 	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, f); err != nil {
 		return nil, err
 	}
+	files = append(files, f)
+
+	if len(off.phases) == 0 && len(on.phases) == 0 {
+		return files, nil // results from before the phases were timed
+	}
+	f = filepath.Join(dir, "deletion-phases.png")
+	if err := deletionChart(r, off, on, f); err != nil {
+		return nil, err
+	}
 	return append(files, f), nil
+}
+
+// deletionChart draws, for each deletion phase, the p50 and p99 time from
+// the manifest removed to the phase's log line, gate off against gate on:
+// one row per phase, first at the top, on a log scale.
+func deletionChart(r Result, off, on merged, file string) error {
+	phases := node.DeletionPhases()
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Real node: single-pod deletion, manifest removed → kubelet log line of each phase\n(pods %gs apart; p50 dot to p99 triangle)", r.On[0].GapSeconds)
+	// Short: plot.Plot centres the label at the linear middle of the axis,
+	// near its end on a log scale, and narrows the axis to make it fit.
+	p.X.Label.Text = "ms (log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	names := make([]string, len(phases))
+	for i, ph := range phases {
+		names[len(phases)-1-i] = ph.String()
+	}
+	p.NominalY(names...)
+	ms := func(xs []float64, q float64) float64 { return max(1000*bench.Quantile(xs, q), 0.01) }
+	fastest, slowest := math.Inf(1), 0.0
+	for _, s := range []struct {
+		name   string
+		m      merged
+		col    color.Color
+		offset float64
+	}{{"gate off", off, bench.OffColor, 0.15}, {"gate on", on, bench.OnColor, -0.15}} {
+		var p50s, p99s plotter.XYs
+		for i, ph := range phases {
+			xs := s.m.phases[ph.Key()]
+			if len(xs) == 0 {
+				continue
+			}
+			y := float64(len(phases)-1-i) + s.offset
+			p50, p99 := ms(xs, 0.5), ms(xs, 0.99)
+			fastest, slowest = min(fastest, p50), max(slowest, p99)
+			p50s = append(p50s, plotter.XY{X: p50, Y: y})
+			p99s = append(p99s, plotter.XY{X: p99, Y: y})
+			whisker, err := plotter.NewLine(plotter.XYs{{X: p50, Y: y}, {X: p99, Y: y}})
+			if err != nil {
+				return err
+			}
+			whisker.Color = s.col
+			whisker.Width = vg.Points(1.5)
+			p.Add(whisker)
+		}
+		if len(p50s) == 0 {
+			continue
+		}
+		for _, q := range []struct {
+			name  string
+			pts   plotter.XYs
+			glyph draw.GlyphDrawer
+		}{{"p50", p50s, draw.CircleGlyph{}}, {"p99", p99s, draw.TriangleGlyph{}}} {
+			sc, err := plotter.NewScatter(q.pts)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle.Color = s.col
+			sc.GlyphStyle.Shape = q.glyph
+			sc.GlyphStyle.Radius = vg.Points(3.5)
+			p.Add(sc)
+			p.Legend.Add(fmt.Sprintf("%s %s", s.name, q.name), sc)
+		}
+	}
+	// Whole decades, since plot.LogTicks labels the next power of ten past
+	// the axis' end, and room right of the slowest phase for the legend.
+	if slowest > 0 {
+		p.X.Min = math.Pow10(int(math.Floor(math.Log10(fastest))))
+		p.X.Max = math.Pow10(int(math.Ceil(math.Log10(4 * slowest))))
+	}
+	p.Y.Min, p.Y.Max = -0.5, float64(len(phases))-0.5
+	p.Legend.Top = true
+	return p.Save(8*vg.Inch, 5*vg.Inch, file)
 }
