@@ -95,9 +95,10 @@ resolvConf: /etc/resolv.conf
 enableDebuggingHandlers: true
 featureGates:
   EventedVolumeManager: %t
+  EventedPLEG: %t
 `, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
 		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
-		kubeletPort, healthzPort, n.opts.Gate)
+		kubeletPort, healthzPort, n.opts.Gate, n.opts.EventedPLEG)
 
 	if n.opts.PodNetwork {
 		for _, p := range cniPlugins {

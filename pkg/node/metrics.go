@@ -124,8 +124,9 @@ func (m Metrics) Has(name string) bool {
 	return ok
 }
 
-// Sum adds up the values of a counter or gauge family's series whose labels
-// include every pair of labels (given as name, value, name, value...).
+// Sum adds up the values of a counter or gauge family's series (for a
+// histogram, its observation counts) whose labels include every pair of
+// labels (given as name, value, name, value...).
 func (m Metrics) Sum(name string, labels ...string) float64 {
 	f, ok := m[name]
 	if !ok {
@@ -143,6 +144,9 @@ func (m Metrics) Sum(name string, labels ...string) float64 {
 			sum += s.GetGauge().GetValue()
 		case s.Untyped != nil:
 			sum += s.GetUntyped().GetValue()
+		case s.Histogram != nil:
+			// A histogram's value is how many observations it has.
+			sum += float64(s.GetHistogram().GetSampleCount())
 		}
 	}
 	return sum

@@ -51,6 +51,8 @@ type Options struct {
 	Work string
 	// Gate is the value of the EventedVolumeManager feature gate.
 	Gate bool
+	// EventedPLEG is the value of the EventedPLEG feature gate.
+	EventedPLEG bool
 	// Verbosity is the kubelet's --v. Zero means DefaultVerbosity.
 	Verbosity int
 	// Name is the node's name. Empty means DefaultName.

@@ -28,8 +28,10 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,18 +77,22 @@ func require(t *testing.T, smoke bool) {
 
 // startNode starts a node with the gate on and stops it when the test ends,
 // checking then that the host is as it was.
-func startNode(t *testing.T) *node.Node {
+func startNode(t *testing.T, options ...func(*node.Options)) *node.Node {
 	t.Helper()
 	out := outDir(t)
 	before := node.TakeSnapshot()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	n, err := node.Start(ctx, node.Options{
+	o := node.Options{
 		Out:  out,
 		Work: filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
 		Gate: true,
 		Logf: t.Logf,
-	})
+	}
+	for _, option := range options {
+		option(&o)
+	}
+	n, err := node.Start(ctx, o)
 	if err != nil {
 		t.Fatalf("starting the node: %v", err)
 	}
@@ -230,20 +236,31 @@ func TestNodeSmoke(t *testing.T) {
 	t.Logf("volume-ready wait %v, unmount wait %v", waits.Mount["default/"+podName], waits.Unmount["default/"+podName])
 }
 
-// TestContainerdRestarts kills containerd five times. Each time a pod is
-// added during the outage, and when containerd is back the event stream
-// reconnects and the pod gets its volumes within the fallback period's cap.
+// TestContainerdRestarts SIGKILLs containerd ten times, 6 to 9 s apart, with
+// EventedPLEG and EventedVolumeManager both on, so that one CRI event
+// stream serves both. Each time a pod is added during the outage; when
+// containerd answers again the stream is back within a second, and the pod
+// gets its volumes within the fallback period's cap. Afterwards a stopped
+// container still requests the fast relist through EventedPLEG, which never
+// saw the stream break.
 func TestContainerdRestarts(t *testing.T) {
 	require(t, false)
-	n := startNode(t)
+	n := startNode(t, func(o *node.Options) { o.EventedPLEG = true })
 	survivor, survivorCID := addPod(t, n, "survivor", nil)
 	eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
 		return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
 	})
 
-	const restarts = 5
-	const fallbackCap = time.Second
+	const (
+		restarts    = 10
+		fallbackCap = time.Second
+		backWithin  = time.Second
+	)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var backs []time.Duration
 	for i := 1; i <= restarts; i++ {
+		cycle := time.Now()
+		spacing := 6*time.Second + time.Duration(rng.Int64N(int64(3*time.Second)))
 		connections := metrics(t, n).Sum("volume_manager_runtime_event_stream_connections_total")
 		if err := n.KillContainerd(); err != nil {
 			t.Fatal(err)
@@ -256,16 +273,25 @@ func TestContainerdRestarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Second) // the outage: the pod is added while containerd is down
-		down := time.Now()
+		// StartContainerd returns once containerd answers on its socket.
 		if err := n.StartContainerd(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "the event stream reconnects", func() (bool, error) {
+		answered := time.Now()
+		var back time.Duration
+		for {
 			m := metrics(t, n)
-			return m.Sum("volume_manager_runtime_event_stream_connected") == 1 &&
-				m.Sum("volume_manager_runtime_event_stream_connections_total") > connections, nil
-		})
-		reconnect := time.Since(down)
+			if m.Sum("volume_manager_runtime_event_stream_connected") == 1 &&
+				m.Sum("volume_manager_runtime_event_stream_connections_total") > connections {
+				back = time.Since(answered)
+				break
+			}
+			if time.Since(answered) > time.Minute {
+				t.Fatalf("restart %d: the event stream is not back a minute after containerd answered", i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		backs = append(backs, back)
 		podName, cid := addPodRunning(t, n, name)
 		checkVolumes(t, n, podName, cid)
 		waits, err := n.VolumeWaits()
@@ -276,22 +302,54 @@ func TestContainerdRestarts(t *testing.T) {
 		if !ok {
 			t.Fatalf("the kubelet log has no mount wait for %s", podName)
 		}
-		t.Logf("restart %d: the stream reconnected %v after containerd started; %s's volumes were ready %v after its wait began",
-			i, reconnect.Round(time.Millisecond), podName, wait)
+		t.Logf("restart %d: the stream was back %v after containerd answered; %s's volumes were ready %v after its wait began",
+			i, back.Round(time.Millisecond), podName, wait)
+		if back > backWithin {
+			t.Errorf("restart %d: the stream was back %v after containerd answered, more than %v", i, back.Round(time.Millisecond), backWithin)
+		}
 		if wait > fallbackCap {
 			t.Errorf("restart %d: %s waited %v for its volumes, more than the %v cap", i, podName, wait, fallbackCap)
 		}
+		time.Sleep(time.Until(cycle.Add(spacing)))
 	}
+	slices.Sort(backs)
+	t.Logf("stream back after containerd answered: min %v, median %v, max %v", backs[0], backs[len(backs)/2], backs[len(backs)-1])
+
 	m := metrics(t, n)
-	t.Logf("stream connections %v, failures by reason %v", m.Sum("volume_manager_runtime_event_stream_connections_total"),
-		m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"))
+	t.Logf("stream connections %v, failures by reason %v; EventedPLEG connections %v, errors %v",
+		m.Sum("volume_manager_runtime_event_stream_connections_total"),
+		m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"),
+		m.Sum("kubelet_evented_pleg_connection_success_count"), m.Sum("kubelet_evented_pleg_connection_error_count"))
 	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got < restarts+1 {
 		t.Errorf("%v stream connections, want at least %d", got, restarts+1)
 	}
+	// EventedPLEG shares the stream: it is told of every reconnect and never
+	// sees the stream fail, so it never gives up on it.
+	if got := m.Sum("kubelet_evented_pleg_connection_success_count"); got < restarts+1 {
+		t.Errorf("EventedPLEG was told of %v connections, want at least %d", got, restarts+1)
+	}
+	if got := m.Sum("kubelet_evented_pleg_connection_error_count"); got != 0 {
+		t.Errorf("EventedPLEG counted %v stream errors, want 0: the shared stream never fails it", got)
+	}
 	// The first pod's container ran through every restart.
 	if cid, err := n.RunningContainer(t.Context(), survivor, "bb"); err != nil || cid != survivorCID {
-		t.Errorf("%s's container is %q (%v), want %q still running", survivor, cid, err, survivorCID)
+		t.Fatalf("%s's container is %q (%v), want %q still running", survivor, cid, err, survivorCID)
 	}
+
+	// A container that stops after all that still reaches EventedPLEG and
+	// the volume manager, and EventedPLEG requests the pod's relist.
+	events := m.Sum("kubelet_evented_pleg_connection_latency_seconds")
+	stopped := m.Sum("volume_manager_runtime_events_total", "type", "stopped")
+	podRelists := m.Sum("kubelet_pleg_pod_relist_duration_seconds")
+	if _, err := n.Crictl(t.Context(), "stop", "--timeout", "0", survivorCID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the stopped container's event and relist", func() (bool, error) {
+		m := metrics(t, n)
+		return m.Sum("kubelet_evented_pleg_connection_latency_seconds") > events &&
+			m.Sum("volume_manager_runtime_events_total", "type", "stopped") > stopped &&
+			m.Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
+	})
 }
 
 // addPodRunning waits until an already added pod's container runs.
