@@ -372,8 +372,10 @@ func (n *Node) Stop() error {
 	}
 	if n.containerd.running() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		// crictl's default 2s per call is too short to stop 100 sandboxes
+		// at once on two cores.
 		if _, err := n.run(ctx, filepath.Join(n.bin, "crictl"), "--runtime-endpoint", "unix://"+n.Socket(),
-			"rmp", "--all", "--force"); err != nil {
+			"--timeout", "50s", "rmp", "--all", "--force"); err != nil {
 			n.opts.Logf("removing the pod sandboxes: %v", err)
 		}
 		cancel()
