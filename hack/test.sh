@@ -132,16 +132,6 @@ if [ -n "${other_pkgs}" ]; then
 fi
 step_done
 
-# pkg/kubelet once more with the gate on, and once with EventedPLEG on too,
-# unchanged: a test file of the series
-# (kubelet_evented_volume_manager_gates_test.go) starts every test of the
-# package with the gates in KUBELET_TEST_FEATURE_GATES. pkg/kubelet/pleg,
-# which the series does not change and whose code does not read the gate, ran
-# above.
-step "upstream's pkg/kubelet tests with EventedVolumeManager on, then with EventedPLEG on too"
-(cd "${TREE}" && KUBELET_TEST_FEATURE_GATES=EventedVolumeManager=true go test -count=1 -timeout 30m ./pkg/kubelet/)
-(cd "${TREE}" && KUBELET_TEST_FEATURE_GATES=EventedVolumeManager=true,EventedPLEG=true go test -count=1 -timeout 30m ./pkg/kubelet/)
-step_done
 
 if [ -n "${e2e_pkgs}" ]; then
   step "node e2e tests of the series: compiled and vetted only (make e2e-node runs them; a few minutes cold)"
