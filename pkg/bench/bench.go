@@ -50,6 +50,13 @@ type Mode struct {
 	StormPopulatorIterations   int64     `json:"stormPopulatorIterations"`
 	StormReconcilerIterations  int64     `json:"stormReconcilerIterations"`
 	StormPopulatorMaxPerSecond float64   `json:"stormPopulatorMaxPerSecond"`
+	// ResyncSeconds is the pods' resync interval, 0 in results from before
+	// the benchmark resynced pods; Resyncs counts the idle window's.
+	ResyncSeconds float64 `json:"resyncSeconds"`
+	Resyncs       int64   `json:"resyncs"`
+	// IdlePasses counts the gate's passes in the idle window by "loop/kind"
+	// (full, partial, skipped); nil with the gate off.
+	IdlePasses map[string]float64 `json:"idlePasses,omitempty"`
 }
 
 // Run is one benchmark run: the same workload with the gate off and on.
@@ -128,11 +135,30 @@ func (r Row) Ratio() string {
 func Rows(r Run) []Row {
 	ms := func(xs []float64, q float64) float64 { return 1000 * Quantile(xs, q) }
 	rows := []Row{
-		{"idle populator iterations", PerMinute(r.Off.PopulatorIterations, r.Off.IdleSeconds), PerMinute(r.On.PopulatorIterations, r.On.IdleSeconds), "/min", true},
-		{"idle reconciler iterations", PerMinute(r.Off.ReconcilerIterations, r.Off.IdleSeconds), PerMinute(r.On.ReconcilerIterations, r.On.IdleSeconds), "/min", true},
-		{"idle iterations, both loops", PerMinute(r.Off.PopulatorIterations+r.Off.ReconcilerIterations, r.Off.IdleSeconds), PerMinute(r.On.PopulatorIterations+r.On.ReconcilerIterations, r.On.IdleSeconds), "/min", true},
+		{"idle populator passes that walk all pods", PerMinute(r.Off.PopulatorIterations, r.Off.IdleSeconds), PerMinute(r.On.PopulatorIterations, r.On.IdleSeconds), "/min", true},
+		{"idle reconciler passes that walk the states", PerMinute(r.Off.ReconcilerIterations, r.Off.IdleSeconds), PerMinute(r.On.ReconcilerIterations, r.On.IdleSeconds), "/min", true},
+		{"idle walks, both loops", PerMinute(r.Off.PopulatorIterations+r.Off.ReconcilerIterations, r.Off.IdleSeconds), PerMinute(r.On.PopulatorIterations+r.On.ReconcilerIterations, r.On.IdleSeconds), "/min", true},
 		{"idle process CPU", 60 * r.Off.IdleCPUSeconds / r.Off.IdleSeconds, 60 * r.On.IdleCPUSeconds / r.On.IdleSeconds, "CPU-s/min", true},
-		{"CPU per idle iteration", 1e6 * r.Off.IdleCPUSeconds / float64(r.Off.PopulatorIterations+r.Off.ReconcilerIterations), 1e6 * r.On.IdleCPUSeconds / float64(r.On.PopulatorIterations+r.On.ReconcilerIterations), "µs", true},
+		{"CPU per idle walk", 1e6 * r.Off.IdleCPUSeconds / float64(r.Off.PopulatorIterations+r.Off.ReconcilerIterations), 1e6 * r.On.IdleCPUSeconds / float64(r.On.PopulatorIterations+r.On.ReconcilerIterations), "µs", true},
+	}
+	if r.On.IdlePasses != nil {
+		// With the gate off every pass walks everything: its passes are its
+		// walks.
+		for _, l := range []struct{ name, label string }{{"populator", "desired_state_of_world_populator"}, {"reconciler", "reconciler"}} {
+			var all float64
+			for _, kind := range []string{"full", "partial", "skipped"} {
+				all += r.On.IdlePasses[l.label+"/"+kind]
+			}
+			off := PerMinute(r.Off.PopulatorIterations, r.Off.IdleSeconds)
+			if l.name == "reconciler" {
+				off = PerMinute(r.Off.ReconcilerIterations, r.Off.IdleSeconds)
+			}
+			rows = append(rows,
+				Row{fmt.Sprintf("idle %s passes, all kinds", l.name), off, 60 * all / r.On.IdleSeconds, "/min", true},
+				Row{fmt.Sprintf("idle %s passes skipped (O(1))", l.name), math.NaN(), 60 * r.On.IdlePasses[l.label+"/skipped"] / r.On.IdleSeconds, "/min", false},
+				Row{fmt.Sprintf("idle %s passes on changed pods only", l.name), math.NaN(), 60 * r.On.IdlePasses[l.label+"/partial"] / r.On.IdleSeconds, "/min", false},
+			)
+		}
 	}
 	for _, s := range []struct {
 		name     string
@@ -168,6 +194,12 @@ func Markdown(r Run) string {
 	fmt.Fprintf(&b, "### %d pods × %d volumes\n\n", r.Off.Pods, r.Off.Volumes)
 	fmt.Fprintf(&b, "Idle window %.0f s per mode; storm %d runtime events in %.0f s (gate on; nobody subscribes with the gate off).\n\n",
 		r.On.IdleSeconds, r.On.StormEventsSent, r.On.StormSeconds)
+	if r.On.ResyncSeconds > 0 {
+		fmt.Fprintf(&b, "Every pod is resynced (ReprocessPod, then WaitForAttachAndMount) every %g to %g s, as the pod workers do: %d and %d resyncs in the idle windows (off, on).\n\n",
+			r.On.ResyncSeconds, 1.5*r.On.ResyncSeconds, r.Off.Resyncs, r.On.Resyncs)
+	} else {
+		fmt.Fprintf(&b, "No periodic pod resyncs (results from before the benchmark added them).\n\n")
+	}
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	for _, row := range Rows(r) {
 		fmt.Fprintf(&b, "| %s | %s %s | %s %s | %s |\n", row.Figure, format(row.Off), row.Unit, format(row.On), row.Unit, row.Ratio())

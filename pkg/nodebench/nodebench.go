@@ -79,6 +79,13 @@ type Mode struct {
 	// Iterations counts the loops' iterations over the idle windows, by
 	// loop; a kubelet with the gate off has no such counter.
 	Iterations map[string]float64 `json:"iterations,omitempty"`
+	// Passes counts the loops' passes over the idle windows by loop and
+	// kind (full, partial, skipped), keyed "loop/kind"; kubelets from
+	// before the passes metric have none.
+	Passes map[string]float64 `json:"passes,omitempty"`
+	// MissedSignals counts, by loop, the timer-started passes over the
+	// whole run that started work no signal announced.
+	MissedSignals map[string]float64 `json:"missedSignals,omitempty"`
 	// Triggers counts the iterations over the whole run by trigger.
 	Triggers map[string]float64 `json:"triggers,omitempty"`
 	// BurstMount are the mount waits of the pods added at once; Mount and
@@ -185,9 +192,10 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		return m, err
 	}
 
-	var itersBefore map[string]float64
+	var itersBefore, passesBefore map[string]float64
 	if metrics, err := n.Metrics(ctx); err == nil {
 		itersBefore = metrics.ByLabel("volume_manager_loop_iterations_total", "loop")
+		passesBefore = passesByLoopAndKind(metrics)
 	}
 	for w := 1; w <= o.Windows; w++ {
 		s0, err := sampleCPU(n)
@@ -210,6 +218,12 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		m.Iterations = map[string]float64{}
 		for loop, v := range metrics.ByLabel("volume_manager_loop_iterations_total", "loop") {
 			m.Iterations[loop] = v - itersBefore[loop]
+		}
+		if metrics.Has(loopPassesMetric) {
+			m.Passes = map[string]float64{}
+			for key, v := range passesByLoopAndKind(metrics) {
+				m.Passes[key] = v - passesBefore[key]
+			}
 		}
 	}
 
@@ -343,6 +357,7 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
 		m.Triggers = metrics.ByLabel("volume_manager_loop_iterations_total", "trigger")
+		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
 	}
 	return m, nil
 }
@@ -376,3 +391,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Median is the median of xs by the nearest-rank method, or NaN.
 func Median(xs []float64) float64 { return bench.Quantile(xs, 0.5) }
+
+// loopPassesMetric counts the loops' passes by loop and kind.
+const loopPassesMetric = "volume_manager_loop_passes_total"
+
+// Loops and pass kinds, as the gate's metrics label them.
+var (
+	loops     = []string{"desired_state_of_world_populator", "reconciler"}
+	passKinds = []string{"full", "partial", "skipped"}
+)
+
+// passesByLoopAndKind reads the passes metric keyed "loop/kind".
+func passesByLoopAndKind(metrics node.Metrics) map[string]float64 {
+	out := map[string]float64{}
+	for _, loop := range loops {
+		for _, kind := range passKinds {
+			out[loop+"/"+kind] = metrics.Sum(loopPassesMetric, "loop", loop, "kind", kind)
+		}
+	}
+	return out
+}

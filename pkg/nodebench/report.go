@@ -70,6 +70,8 @@ type merged struct {
 	vmShare, vmPerMin, profilePerMin []float64
 	iterations                       map[string]float64
 	idleSeconds                      float64
+	passes                           map[string]float64
+	passSeconds                      float64
 	burst, mount, unmount            []float64
 	mountE2E, unmountE2E             []float64
 	startup                          []float64
@@ -83,7 +85,7 @@ type merged struct {
 }
 
 func merge(modes []Mode) merged {
-	m := merged{iterations: map[string]float64{}, phases: map[string][]float64{}}
+	m := merged{iterations: map[string]float64{}, passes: map[string]float64{}, phases: map[string][]float64{}}
 	// perMin is one process's CPU-s/min over a stretch of churn, if the
 	// mode has it.
 	perMin := func(c *ChurnCPU, of func(ChurnCPU) float64) []float64 {
@@ -115,6 +117,12 @@ func merge(modes []Mode) merged {
 		}
 		for loop, v := range mode.Iterations {
 			m.iterations[loop] += v
+		}
+		for key, v := range mode.Passes {
+			m.passes[key] += v
+		}
+		if mode.Passes != nil {
+			m.passSeconds += mode.WindowSeconds * float64(len(mode.KubeletCPU))
 		}
 		if mode.Iterations != nil {
 			m.idleSeconds += mode.WindowSeconds * float64(len(mode.KubeletCPU))
@@ -152,6 +160,21 @@ func Rows(r Result) []bench.Row {
 		{Figure: "volume manager CPU (pprof)", Off: Median(off.vmPerMin), On: Median(on.vmPerMin), Unit: "CPU-s/min", LowerWins: true},
 		{Figure: "idle populator iterations", Off: iterations(off, "desired_state_of_world_populator"), On: iterations(on, "desired_state_of_world_populator"), Unit: "/min", LowerWins: true},
 		{Figure: "idle reconciler iterations", Off: iterations(off, "reconciler"), On: iterations(on, "reconciler"), Unit: "/min", LowerWins: true},
+	}
+	passes := func(m merged, key string) float64 {
+		if m.passSeconds == 0 {
+			return math.NaN() // no counter with the gate off
+		}
+		return 60 * m.passes[key] / m.passSeconds
+	}
+	for _, loop := range []struct{ name, label string }{{"populator", "desired_state_of_world_populator"}, {"reconciler", "reconciler"}} {
+		for _, kind := range []struct{ name, label string }{{"full passes (walk all state)", "full"}, {"partial passes (changed pods)", "partial"}, {"skipped passes", "skipped"}} {
+			key := loop.label + "/" + kind.label
+			if math.IsNaN(passes(on, key)) {
+				continue // results from before the passes metric
+			}
+			rows = append(rows, bench.Row{Figure: fmt.Sprintf("idle %s %s", loop.name, kind.name), Off: passes(off, key), On: passes(on, key), Unit: "/min", LowerWins: kind.label == "full"})
+		}
 	}
 	for _, s := range []struct {
 		name    string
