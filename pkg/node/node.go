@@ -201,16 +201,32 @@ func (n *Node) start(ctx context.Context) error {
 		return err
 	}
 	for image, ref := range Images {
-		n.opts.Logf("importing %s", ref)
-		if _, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
-			"images", "import", "--platform", "linux/amd64", filepath.Join(n.opts.Out, "images", image)); err != nil {
-			return fmt.Errorf("importing %s: %w", image, err)
+		if err := n.ImportImage(ctx, filepath.Join(n.opts.Out, "images", image), ref); err != nil {
+			return err
 		}
 	}
 	if n.opts.ContainerdOnly {
 		return nil
 	}
 	return n.StartKubelet(ctx)
+}
+
+// ImportImage imports an image archive from make node-deps (Out/images) into
+// the runtime's image store as ref.
+func (n *Node) ImportImage(ctx context.Context, archive, ref string) error {
+	n.opts.Logf("importing %s", ref)
+	if _, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
+		"images", "import", "--platform", "linux/amd64", archive); err != nil {
+		return fmt.Errorf("importing %s: %w", filepath.Base(archive), err)
+	}
+	return nil
+}
+
+// TagImage gives the imported image ref a second name.
+func (n *Node) TagImage(ctx context.Context, ref, name string) error {
+	n.opts.Logf("tagging %s as %s", ref, name)
+	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name)
+	return err
 }
 
 // Work is the node's work directory.

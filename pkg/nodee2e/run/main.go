@@ -130,8 +130,7 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 		if !ok {
 			return fmt.Errorf("no local image %q: want busybox or pause", local)
 		}
-		logf("tagging %s as %s", ref, name)
-		if _, err := command(filepath.Join(out, "bin", "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name); err != nil {
+		if err := n.TagImage(context.Background(), ref, name); err != nil {
 			return err
 		}
 	}
