@@ -9,7 +9,7 @@
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
 #   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
-#   make e2e-node   upstream's node e2e suite, offline: the gate's tests and "Kubelet Volume Manager" (root)
+#   make e2e-node   upstream's node e2e suite, offline: the gate's tests, "Kubelet Volume Manager" and upstream's volume conformance specs (root)
 #   make clean    remove _output/
 
 SHELL := /usr/bin/env bash
@@ -58,7 +58,7 @@ node-test: kubelet node-deps
 node-bench: kubelet node-deps
 	@hack/node-bench.sh
 
-## e2e-node: upstream's node e2e suite, locally and offline: the gate's tests, gate on (root)
+## e2e-node: upstream's node e2e suite, locally and offline: the gate's tests and upstream's volume conformance specs, gate on (root)
 e2e-node: kubelet node-deps
 	@hack/e2e-node.sh
 

@@ -2,13 +2,23 @@
 # make e2e-node: upstream's node e2e suite, run locally and offline against
 # containerd from make node-deps and the patched kubelet (pkg/nodee2e/run).
 # It builds e2e_node.test from the assembled tree (about 4 minutes warm,
-# longer cold), puts the kubelet beside it, tags the local busybox and pause
-# images with the names the e2e framework expects, and runs the
-# EventedVolumeManager tests and upstream's "Kubelet Volume Manager" test with
-# the gate on. etcd and the API server run inside the test binary.
+# longer cold), puts the kubelet beside it, tags the local busybox, pause and
+# agnhost images with the names the e2e framework expects, and runs, with the
+# gate on, the EventedVolumeManager tests, upstream's "Kubelet Volume Manager"
+# test and upstream's [NodeConformance] volume specs: [sig-storage] ConfigMap,
+# Secrets, Downward API volume, EmptyDir volumes, Projected configMap, secret,
+# downwardAPI and combined, and HostPath. etcd and the API server run inside
+# the test binary.
 #
-#   E2E_FOCUS="Evented Volume Manager|Kubelet Volume Manager"   the tests to run
-#   E2E_GATE=true                                              the gate's value
+#   E2E_FOCUS=REGEXP   the tests to run (--ginkgo.focus); the default is above
+#   E2E_SKIP=REGEXP    the tests not to run (--ginkgo.skip); by default upstream's
+#                      [Flaky] and [Slow] specs, and its storage specs that are
+#                      [Serial], [Disruptive] or behind a [Feature:...]. The
+#                      gate's own specs are [Serial] and [Feature:OffByDefault]
+#                      (an alpha gate), one of them [Disruptive], so a plain
+#                      "\[Serial\]|\[Disruptive\]|\[Feature:" would skip them all.
+#                      E2E_SKIP= (empty) skips nothing.
+#   E2E_GATE=true      the gate's value
 #
 # Needs root. The host is restored when it stops (the kubelet root is
 # /var/lib/kubelet, as the suite requires).
@@ -17,6 +27,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "the node e2e suite needs root (it runs containerd, runc and a kubelet)."
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+[ -f "${OUT}/images/agnhost.tar" ] || die "_output/images/agnhost.tar is missing: run make node-deps first."
 E2E="${OUT}/e2e-node"
 mkdir -p "${E2E}"
 total_start=$(date +%s)
@@ -43,6 +54,7 @@ import (
 func main() {
 	fmt.Printf("busybox=%s\n", imageutils.GetE2EImage(imageutils.BusyBox))
 	fmt.Printf("pause=%s\n", imageutils.GetPauseImageName())
+	fmt.Printf("agnhost=%s\n", imageutils.GetE2EImage(imageutils.Agnhost))
 }
 GO
 image_flags=()
@@ -50,12 +62,18 @@ while IFS= read -r line; do
   echo "    ${line}"
   image_flags+=(-image "${line}")
 done < <(cd "${TREE}" && go run ./_output/evm-e2e-images)
-[ "${#image_flags[@]}" = 4 ] || die "could not read the e2e framework's image names."
+[ "${#image_flags[@]}" = 6 ] || die "could not read the e2e framework's image names."
 step_done
 
-step "node e2e: ${E2E_FOCUS:=Evented Volume Manager|Kubelet Volume Manager} (EventedVolumeManager=${E2E_GATE:=true})"
+default_focus='Evented Volume Manager|Kubelet Volume Manager|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|EmptyDir volumes|Projected (configMap|secret|downwardAPI|combined)|HostPath) .*\[NodeConformance\]'
+default_skip='\[Flaky\]|\[Slow\]|\[sig-storage\] .*(\[Serial\]|\[Disruptive\]|\[Feature:)'
+E2E_FOCUS="${E2E_FOCUS:-${default_focus}}"
+E2E_SKIP="${E2E_SKIP-${default_skip}}"
+step "node e2e (EventedVolumeManager=${E2E_GATE:=true})"
+echo "    focus: ${E2E_FOCUS}"
+echo "    skip:  ${E2E_SKIP}"
 (cd "${ROOT}" && go run ./pkg/nodee2e/run -out "${OUT}" -test "${E2E}/e2e_node.test" \
-  -focus "${E2E_FOCUS}" -gate="${E2E_GATE}" "${image_flags[@]}") ||
+  -focus "${E2E_FOCUS}" -skip "${E2E_SKIP}" -gate="${E2E_GATE}" "${image_flags[@]}") ||
   die "the node e2e suite failed; its log is ${E2E#"${ROOT}/"}/e2e.log and the JUnit report is under ${E2E#"${ROOT}/"}/report."
 step_done
 printf 'make e2e-node done in %ss\n' "$(( $(date +%s) - total_start ))"

@@ -5,8 +5,13 @@
 #   containerd, ctr and containerd-shim-runc-v2 ${CONTAINERD_VERSION}
 #   runc ${RUNC_VERSION} (cgo, libseccomp)
 #   crictl ${CRICTL_VERSION}
-#   pause (the tree's build/pause source) and busybox (Debian's busybox-static)
-#   as image archives for `ctr images import`; no registry is ever used.
+#   pause (the tree's build/pause source), busybox (Debian's busybox-static)
+#   and agnhost (the tree's test/images/agnhost, on busybox's layer) as image
+#   archives for `ctr images import`; no registry is ever used.
+# With NODE_RUNTIME=crio it also builds CRI-O ${CRIO_VERSION} (crio, pinns and
+# CRI-O's test/copyimg as crio-copyimg, which imports the images into CRI-O's
+# storage) from the same module, and installs conmon ${CONMON_VERSION} from
+# Debian. Plain make and make test never build CRI-O.
 # Reruns reuse what is already there at the pinned versions.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -14,6 +19,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.5.2
 CRICTL_VERSION=v1.36.0
+CRIO_VERSION=v1.34.0
+CONMON_VERSION=2.1.6+ds1-1
+# CRI-O's build tags without gpgme (openpgp instead), btrfs or ostree.
+CRIO_TAGS="containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion seccomp"
 BIN="${OUT}/bin"
 IMAGES="${OUT}/images"
 mkdir -p "${BIN}" "${IMAGES}"
@@ -85,12 +94,60 @@ fi
 echo "    ${BIN#"${ROOT}/"}/crictl"
 step_done
 
-step "images: pause from the tree's build/pause, busybox from busybox-static"
+if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
+  step "conmon ${CONMON_VERSION} (Debian)"
+  if [ "$(dpkg-query -W -f '${Version}' conmon 2>/dev/null)" = "${CONMON_VERSION}" ]; then
+    echo "    already installed"
+  else
+    [ "$(id -u)" = 0 ] || die "installing conmon needs root: run 'apt-get install -y conmon=${CONMON_VERSION}' as root, then rerun."
+    apt-get update -qq >/dev/null || die "apt-get update failed: check the network to Debian's mirrors."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "conmon=${CONMON_VERSION}" >/dev/null ||
+      die "apt-get install conmon=${CONMON_VERSION} failed: 'apt-cache policy conmon' lists the versions Debian offers."
+  fi
+  echo "    $(conmon --version | sed -n 1p)"
+  step_done
+
+  step "CRI-O ${CRIO_VERSION} (crio, pinns, crio-copyimg; cold: about 3 minutes)"
+  if [[ "$(version_of "${BIN}/crio" | sed -n 1p)" == "crio version ${CRIO_VERSION#v}" ]] &&
+    [ -x "${BIN}/pinns" ] && [ -x "${BIN}/crio-copyimg" ]; then
+    echo "    already built"
+  else
+    (cd "${OUT}" && GOFLAGS=-mod=mod go mod download "github.com/cri-o/cri-o@${CRIO_VERSION}") ||
+      die "cannot download github.com/cri-o/cri-o@${CRIO_VERSION} through the Go module proxy."
+    src="${OUT}/src/cri-o"
+    rm -rf "${src}"
+    mkdir -p "${OUT}/src"
+    cp -r "$(go env GOMODCACHE)/github.com/cri-o/cri-o@${CRIO_VERSION}" "${src}"
+    chmod -R u+w "${src}"
+    (cd "${src}" && CGO_ENABLED=1 go build -mod=mod -tags "${CRIO_TAGS}" -o "${BIN}/crio" ./cmd/crio &&
+      CGO_ENABLED=1 go build -mod=mod -tags "${CRIO_TAGS}" -o "${BIN}/crio-copyimg" ./test/copyimg) ||
+      die "building CRI-O ${CRIO_VERSION} failed (it needs gcc and libseccomp-dev); see the compiler's output above."
+    make -s -C "${src}/pinns" CC=gcc >/dev/null || die "building CRI-O's pinns failed (it needs gcc and a static libc)."
+    cp "${src}/bin/pinns" "${BIN}/pinns"
+    rm -rf "${src}"
+  fi
+  echo "    $(version_of "${BIN}/crio" | sed -n 1p)"
+  step_done
+fi
+
+step "agnhost from the tree's test/images/agnhost"
+[ -d "${TREE}/test/images/agnhost" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+# As upstream's image builds it (test/images/image-util.sh bin), with the
+# tree's own modules. go build leaves an up-to-date binary as it is (about a
+# second); the first build takes about 3.5 minutes on two cores.
+(cd "${TREE}" && CGO_ENABLED=0 go build -buildvcs=false -ldflags "-w -X main.Version=$(cat test/images/agnhost/VERSION)" \
+  -o "${IMAGES}/agnhost" ./test/images/agnhost) ||
+  die "building test/images/agnhost from the tree failed."
+echo "    $("${IMAGES}/agnhost" --version 2>/dev/null | sed -n 1p)"
+step_done
+
+step "images: pause from the tree's build/pause, busybox from busybox-static, agnhost on busybox"
 [ -d "${TREE}/build/pause" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 gcc -Os -Wall -Werror -static -DVERSION="${KUBE_VERSION}-evm" -o "${IMAGES}/pause" "${TREE}/build/pause/linux/pause.c" ||
   die "compiling build/pause/linux/pause.c failed (gcc with static libc is needed)."
 strip "${IMAGES}/pause"
-(cd "${ROOT}" && go run ./pkg/nodeimage/mkimage -pause "${IMAGES}/pause" -busybox /bin/busybox -out "${IMAGES}")
+(cd "${ROOT}" && go run ./pkg/nodeimage/mkimage -pause "${IMAGES}/pause" -busybox /bin/busybox \
+  -agnhost "${IMAGES}/agnhost" -out "${IMAGES}")
 step_done
 
 printf 'node-deps ready in %ss\n' "$(( $(date +%s) - total_start ))"

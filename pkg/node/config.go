@@ -33,46 +33,13 @@ const (
 
 var cniPlugins = []string{"bridge", "host-local", "loopback"}
 
-// writeConfigs writes containerd's, crictl's and the kubelet's
+// writeConfigs writes the container runtime's, crictl's and the kubelet's
 // configuration. They follow the local node recipe: everything under the
 // work directory, no iptables chains, cgroupfs on cgroup v1, and no API
 // server (anonymous, AlwaysAllow on 127.0.0.1).
 func (n *Node) writeConfigs() error {
 	w := n.work
 	q := strconv.Quote
-	containerd := fmt.Sprintf(`version = 3
-root = %s
-state = %s
-[grpc]
-  address = %s
-[ttrpc]
-  address = %s
-[plugins.'io.containerd.cri.v1.images']
-  snapshotter = "overlayfs"
-  [plugins.'io.containerd.cri.v1.images'.pinned_images]
-    sandbox = %s
-[plugins.'io.containerd.cri.v1.runtime']
-  enable_selinux = false
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = "runc"
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        BinaryName = %s
-        SystemdCgroup = false
-        Root = %s
-  [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = [%s]
-    conf_dir = %s
-[plugins.'io.containerd.nri.v1.nri']
-  disable = true
-`, q(filepath.Join(w, "containerd", "root")), q(filepath.Join(w, "containerd", "state")),
-		q(n.Socket()), q(n.Socket()+".ttrpc"), q(Images["pause.tar"]),
-		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")),
-		q(filepath.Join(w, "cni", "bin")), q(filepath.Join(w, "cni", "net.d")))
-
 	kubelet := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 staticPodPath: %s
@@ -93,12 +60,13 @@ authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
 authorization: {mode: AlwaysAllow}
 resolvConf: /etc/resolv.conf
 enableDebuggingHandlers: true
+maxPods: %d
 featureGates:
   EventedVolumeManager: %t
   EventedPLEG: %t
 `, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
 		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
-		kubeletPort, healthzPort, n.opts.Gate, n.opts.EventedPLEG)
+		kubeletPort, healthzPort, n.maxPods(), n.opts.Gate, n.opts.EventedPLEG)
 
 	if n.opts.PodNetwork {
 		for _, p := range cniPlugins {
@@ -125,14 +93,24 @@ featureGates:
 
 	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 10\n", n.Socket(), n.Socket())
 
-	for path, content := range map[string]string{
-		filepath.Join(w, "containerd", "config.toml"): containerd,
-		filepath.Join(w, "kubelet", "config.yaml"):    kubelet,
-		filepath.Join(w, "crictl.yaml"):               crictl,
-	} {
+	files := n.runtime.configs(n)
+	files[filepath.Join(w, "kubelet", "config.yaml")] = kubelet
+	files[filepath.Join(w, "crictl.yaml")] = crictl
+	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// DefaultMaxPods is the kubelet's default maxPods.
+const DefaultMaxPods = 110
+
+// maxPods is the kubelet's maxPods: Options.MaxPods, or DefaultMaxPods.
+func (n *Node) maxPods() int {
+	if n.opts.MaxPods > 0 {
+		return n.opts.MaxPods
+	}
+	return DefaultMaxPods
 }

@@ -47,7 +47,9 @@ var Sysctls = []string{
 }
 
 // HostPaths are fixed paths outside the work directory that a standalone
-// kubelet, containerd or its shims create whatever their configuration says.
+// kubelet, a runtime or its shims create whatever their configuration says.
+// /var/lib/containers is the blob info cache of containers/image, which
+// crio-copyimg writes when it imports an image for CRI-O.
 var HostPaths = []string{
 	"/var/lib/kubelet",
 	"/var/log/containers",
@@ -56,6 +58,7 @@ var HostPaths = []string{
 	"/var/lib/cni",
 	"/usr/libexec/kubernetes",
 	"/var/run/kubernetes",
+	"/var/lib/containers",
 }
 
 // kubeletCgroups are the top-level cgroups a kubelet with the cgroupfs driver
@@ -77,8 +80,13 @@ type hostState struct {
 	Cgroups []string `json:"cgroups"`
 	// PIDs are the daemons started, by name.
 	PIDs map[string]processID `json:"pids"`
-	// Shim is the shim binary, whose processes are stopped.
-	Shim string `json:"shim"`
+	// Monitors are the executables of the runtime's per-container processes
+	// (containerd's shims, CRI-O's conmon): those whose command line names
+	// the work directory are stopped.
+	Monitors []string `json:"monitors"`
+	// HugetlbMount is where the node mounted the hugetlb controller as a
+	// cgroup v1 hierarchy (see mountHugetlb), or empty.
+	HugetlbMount string `json:"hugetlbMount,omitempty"`
 	// CreatedBridge is set if the CNI bridge did not exist.
 	CreatedBridge bool `json:"createdBridge"`
 
@@ -91,7 +99,7 @@ type processID struct {
 	Start uint64 `json:"start"`
 }
 
-func recordHost(work, bin string) (*hostState, error) {
+func recordHost(work string, monitors []string) (*hostState, error) {
 	h := &hostState{Work: work, Sysctls: map[string]string{}, PIDs: map[string]processID{}}
 	for _, s := range Sysctls {
 		data, err := os.ReadFile(filepath.Join("/proc/sys", s))
@@ -110,7 +118,7 @@ func recordHost(work, bin string) (*hostState, error) {
 			h.Cgroups = append(h.Cgroups, c)
 		}
 	}
-	h.Shim = filepath.Join(bin, "containerd-shim-runc-v2")
+	h.Monitors = monitors
 	h.CreatedBridge = !linkExists(CNIBridge)
 	return h, h.save()
 }
@@ -159,9 +167,11 @@ func recoverEarlierRun(work string, logf func(string, ...any)) error {
 // the sysctls. It goes on after errors and returns them all.
 func (h *hostState) restore(logf func(string, ...any)) error {
 	var errs []error
-	for _, pid := range ProcessesOf(h.Shim) {
-		logf("killing containerd-shim-runc-v2 (pid %d)", pid)
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	for _, m := range h.Monitors {
+		for _, pid := range monitorsOf(m, h.Work) {
+			logf("killing %s (pid %d)", filepath.Base(m), pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	created := func(c string) bool { return !slices.Contains(h.Cgroups, c) }
 	var cgroups []string
@@ -177,12 +187,18 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 		}
 	}
 	roots := []string{h.Work, "/run/containerd"}
+	if h.HugetlbMount != "" {
+		roots = append(roots, h.HugetlbMount)
+	}
 	for _, p := range h.CreatedPaths {
 		if p != "/run/containerd" {
 			roots = append(roots, p)
 		}
 	}
 	for _, m := range mountsUnder(roots) {
+		if m == h.HugetlbMount {
+			continue // after its cgroups are gone, below
+		}
 		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
 		}
@@ -195,6 +211,11 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 	}
 	for _, c := range cgroups {
 		if err := removeCgroup(c, 10*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h.HugetlbMount != "" {
+		if err := unmountHugetlb(h.HugetlbMount, logf); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -224,24 +245,123 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 	return errors.Join(errs...)
 }
 
+// hugetlbCgroupDir is where a node on CRI-O mounts the hugetlb cgroup
+// controller: runc and the kubelet look for cgroup v1 hierarchies under
+// /sys/fs/cgroup only.
+const hugetlbCgroupDir = "/sys/fs/cgroup/hugetlb"
+
+// mountHugetlb makes the hugetlb controller a cgroup v1 hierarchy, mounted
+// at dir, unless one is mounted already. On a cgroup v1 host the kubelet
+// asks for hugetlb limits of 0 for every huge page size, and CRI-O passes
+// them on whenever the kernel has the controller (/proc/cgroups), where
+// runc fails the container if no hierarchy has it; containerd drops them
+// (tolerate_missing_hugetlb_controller). Hosts like this one leave hugetlb
+// to the unused cgroup2 hierarchy, so a node on CRI-O binds it to v1 for its
+// lifetime; restore returns it when the node's cgroups are gone.
+func (h *hostState) mountHugetlb(dir string, logf func(string, ...any)) error {
+	if hugetlbMounted() {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logf("mounting the hugetlb cgroup controller at %s (CRI-O's containers need it on cgroup v1)", dir)
+	if err := syscall.Mount("cgroup", dir, "cgroup", 0, "hugetlb"); err != nil {
+		return fmt.Errorf("mounting the hugetlb cgroup controller: %w (CRI-O on cgroup v1 needs it)", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.HugetlbMount = dir
+	return h.save()
+}
+
+// hugetlbMounted reports whether a cgroup v1 hierarchy has the hugetlb
+// controller.
+func hugetlbMounted() bool {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[2] == "cgroup" && slices.Contains(strings.Split(f[3], ","), "hugetlb") {
+			return true
+		}
+	}
+	return false
+}
+
+// unmountHugetlb unmounts the hierarchy mountHugetlb mounted, which gives
+// the controller back to cgroup2 once the hierarchy has no cgroups left.
+// The kernel frees a hierarchy only when it is unmounted with no cgroups
+// being removed; one unmounted while a removed cgroup was still going away
+// lingers, so it is mounted and unmounted again until it is freed.
+func unmountHugetlb(dir string, logf func(string, ...any)) error {
+	if len(mountsUnder([]string{dir})) > 0 {
+		logf("unmounting the hugetlb cgroup controller from %s", dir)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if len(mountsUnder([]string{dir})) > 0 {
+			if err := syscall.Unmount(dir, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
+				return fmt.Errorf("unmounting the hugetlb cgroup controller at %s: %w", dir, err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		if !hugetlbV1() {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the hugetlb cgroup controller is still bound to a cgroup v1 hierarchy (/proc/cgroups): " +
+				"mount it (mount -t cgroup -o hugetlb none DIR), remove the cgroups under it and unmount it")
+		}
+		if err := syscall.Mount("cgroup", dir, "cgroup", 0, "hugetlb"); err != nil {
+			return fmt.Errorf("remounting the hugetlb cgroup controller to free it: %w", err)
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// hugetlbV1 reports whether the hugetlb controller is bound to a cgroup v1
+// hierarchy, mounted or not: its hierarchy in /proc/cgroups is not 0.
+func hugetlbV1() bool {
+	data, err := os.ReadFile("/proc/cgroups")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "hugetlb" {
+			return f[1] != "0"
+		}
+	}
+	return false
+}
+
 // linkExists reports whether a network interface exists.
 func linkExists(name string) bool {
 	_, err := os.Stat(filepath.Join("/sys/class/net", name))
 	return err == nil
 }
 
-// othersRunning reports a kubelet or containerd already on this host, or
-// one of the kubelet's ports in use.
-func othersRunning() error {
-	for _, name := range []string{"kubelet", "containerd"} {
+// othersRunning reports a kubelet or a runtime already on this host, or a
+// port the node needs in use.
+func othersRunning(rt Runtime) error {
+	for _, name := range []string{"kubelet", "containerd", "crio"} {
 		if pids := processesNamed(name); len(pids) > 0 {
 			return fmt.Errorf("a %s is already running on this host (pid %v): stop it first", name, pids)
 		}
 	}
-	for _, port := range []int{kubeletPort, healthzPort} {
+	ports := map[int]string{kubeletPort: "the kubelet", healthzPort: "the kubelet"}
+	if rt == CRIO {
+		ports[CRIOMetricsPort] = "CRI-O's metrics"
+	}
+	for port, user := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			return fmt.Errorf("port %d is in use: the kubelet needs it", port)
+			return fmt.Errorf("port %d is in use: %s needs it", port, user)
 		}
 		l.Close()
 	}
@@ -318,6 +438,9 @@ func removeCgroup(root string, timeout time.Duration) error {
 	}
 }
 
+// MountsUnder lists the mount points under any of roots, deepest first.
+func MountsUnder(roots ...string) []string { return mountsUnder(roots) }
+
 // mountsUnder lists mount points under any of roots, deepest first.
 func mountsUnder(roots []string) []string {
 	data, err := os.ReadFile("/proc/self/mountinfo")
@@ -369,6 +492,19 @@ func ProcessesOf(binary string) []int {
 			pids = append(pids, pid)
 		}
 	})
+	return pids
+}
+
+// monitorsOf lists the processes running binary whose command line names
+// work: the monitors of one node's containers, not another's.
+func monitorsOf(binary, work string) []int {
+	var pids []int
+	for _, pid := range ProcessesOf(binary) {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.Contains(string(cmdline), work) {
+			pids = append(pids, pid)
+		}
+	}
 	return pids
 }
 
@@ -453,6 +589,8 @@ type Snapshot struct {
 	HostPaths map[string]bool
 	Cgroups   map[string]bool
 	Bridge    bool
+	// Hugetlb is whether the hugetlb controller is bound to cgroup v1.
+	Hugetlb bool
 }
 
 // TakeSnapshot records the host state a Node may change.
@@ -472,6 +610,7 @@ func TakeSnapshot() Snapshot {
 		s.Cgroups[c] = err == nil
 	}
 	s.Bridge = linkExists(CNIBridge)
+	s.Hugetlb = hugetlbV1()
 	return s
 }
 
@@ -496,6 +635,9 @@ func (before Snapshot) Restored(out, work string) error {
 			errs = append(errs, fmt.Errorf("cgroup %s exists: %t, existed: %t", c, now.Cgroups[c], existed))
 		}
 	}
+	if now.Hugetlb != before.Hugetlb {
+		errs = append(errs, fmt.Errorf("the hugetlb cgroup controller is bound to cgroup v1: %t, was: %t", now.Hugetlb, before.Hugetlb))
+	}
 	if now.Bridge != before.Bridge {
 		errs = append(errs, fmt.Errorf("the bridge %s exists: %t, existed: %t", CNIBridge, now.Bridge, before.Bridge))
 	}
@@ -506,6 +648,9 @@ func (before Snapshot) Restored(out, work string) error {
 		if pids := ProcessesOf(filepath.Join(out, "bin", b)); len(pids) > 0 {
 			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", b, pids))
 		}
+	}
+	if pids := monitorsOf(conmonPath, work); len(pids) > 0 {
+		errs = append(errs, fmt.Errorf("conmon still runs (pid %v)", pids))
 	}
 	if _, err := os.Stat(filepath.Join(work, stateFile)); err == nil {
 		errs = append(errs, fmt.Errorf("%s remains", filepath.Join(work, stateFile)))

@@ -111,6 +111,24 @@ func (n *Node) VolumeWaits() (VolumeWaits, error) {
 	return ParseVolumeWaits(f)
 }
 
+// KubeletLogLines returns the kubelet log's lines that contain substr.
+func (n *Node) KubeletLogLines(substr string) ([]string, error) {
+	f, err := os.Open(n.KubeletLog())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), maxLogLine)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), substr) {
+			lines = append(lines, sc.Text())
+		}
+	}
+	return lines, sc.Err()
+}
+
 // maxLogLine is how much of a log line the parsers look at. The lines they
 // match are short; longer lines, such as a pod's status at a high
 // verbosity, are cut rather than failing the parse.

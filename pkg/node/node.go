@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package node runs a real node for tests and benchmarks: containerd and runc
-// from make node-deps, and the patched kubelet in standalone mode with static
-// pods, all under one work directory. It drives the built binaries as
-// processes.
+// Package node runs a real node for tests and benchmarks: a container runtime
+// from make node-deps (containerd, or CRI-O with conmon, both with runc), and
+// the patched kubelet in standalone mode with static pods, all under one work
+// directory. It drives the built binaries as processes.
 //
 // A kubelet changes its host: it sets sysctls, creates fixed paths, mounts
 // and cgroups. A Node records the host's state before it starts anything and
@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,23 +52,31 @@ type Options struct {
 	Work string
 	// Gate is the value of the EventedVolumeManager feature gate.
 	Gate bool
+	// Runtime is the container runtime. Empty means Containerd.
+	Runtime Runtime
+	// PodEventsOff turns CRI-O's container events off (enable_pod_events =
+	// false): its GetContainerEvents then ends at once. It applies to CRI-O
+	// only.
+	PodEventsOff bool
 	// EventedPLEG is the value of the EventedPLEG feature gate.
 	EventedPLEG bool
+	// MaxPods is the kubelet's maxPods. Zero means DefaultMaxPods.
+	MaxPods int
 	// Verbosity is the kubelet's --v. Zero means DefaultVerbosity.
 	Verbosity int
 	// Name is the node's name. Empty means DefaultName.
 	Name string
-	// ContainerdOnly starts containerd and imports the images, but no
-	// kubelet: something else runs one, as the node e2e suite does.
-	ContainerdOnly bool
+	// RuntimeOnly starts the container runtime and imports the images, but
+	// no kubelet: something else runs one, as the node e2e suite does.
+	RuntimeOnly bool
 	// PodNetwork gives pods that are not hostNetwork a network: a CNI
 	// bridge (CNIBridge) without a gateway, masquerading or iptables rules,
 	// from Debian's containernetworking-plugins. The kubelet reports the
 	// node Ready only with one.
 	PodNetwork bool
-	// RestartContainerd restarts containerd a second after it exits, as a
-	// service manager would, until the node stops.
-	RestartContainerd bool
+	// RestartRuntime restarts the container runtime a second after it
+	// exits, as a service manager would, until the node stops.
+	RestartRuntime bool
 	// Logf reports progress. Nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -84,8 +93,19 @@ const (
 	healthzPort = 10248
 )
 
-// Binaries a Node needs in Out/bin.
-var Binaries = []string{"kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"}
+// Binaries are the programs in Out/bin any Node may run: the kubelet and
+// every runtime's.
+var Binaries = func() []string {
+	bins := []string{"kubelet"}
+	for _, rt := range Runtimes {
+		for _, b := range driverFor(rt).binaries() {
+			if !slices.Contains(bins, b) {
+				bins = append(bins, b)
+			}
+		}
+	}
+	return bins
+}()
 
 // Images a Node imports, as archives in Out/images, and their references.
 var Images = map[string]string{
@@ -96,28 +116,40 @@ var Images = map[string]string{
 // BusyboxImage is the image reference test pods use.
 const BusyboxImage = "localhost/busybox:local"
 
-// Node is a running containerd and kubelet.
+// Node is a running container runtime and kubelet.
 type Node struct {
-	opts Options
-	bin  string
-	work string
+	opts    Options
+	bin     string
+	work    string
+	runtime runtimeDriver
 
-	mu         sync.Mutex
-	host       *hostState
-	containerd *process
-	kubelet    *process
-	stopped    bool
+	mu      sync.Mutex
+	host    *hostState
+	daemon  *process // the container runtime
+	kubelet *process
+	stopped bool
 }
 
-// Preflight reports why a node cannot start here, or nil: it needs root, the
-// binaries from make and make node-deps, and no other kubelet or containerd.
-func Preflight(out string) error {
+// Preflight reports why a node with runtime rt cannot start here, or nil: it
+// needs root, the binaries from make and make node-deps, and no other
+// kubelet or runtime.
+func Preflight(out string, rt Runtime) error {
 	if os.Geteuid() != 0 {
-		return errors.New("a real node needs root: it runs containerd, runc and a kubelet")
+		return errors.New("a real node needs root: it runs a container runtime, runc and a kubelet")
 	}
-	for _, b := range Binaries {
+	d := driverFor(rt)
+	for _, b := range append([]string{"kubelet"}, d.binaries()...) {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
-			return fmt.Errorf("%s is missing: run make and make node-deps first", filepath.Join("_output", "bin", b))
+			deps := "make node-deps"
+			if rt == CRIO {
+				deps = "NODE_RUNTIME=crio make node-deps"
+			}
+			return fmt.Errorf("%s is missing: run make and %s first", filepath.Join("_output", "bin", b), deps)
+		}
+	}
+	for _, b := range d.hostBinaries() {
+		if _, err := os.Stat(b); err != nil {
+			return fmt.Errorf("%s is missing: run NODE_RUNTIME=%s make node-deps (it installs it from Debian's packages)", b, rt)
 		}
 	}
 	for image := range Images {
@@ -128,10 +160,14 @@ func Preflight(out string) error {
 	return nil
 }
 
-// Start records the host's state, then starts containerd, imports the
-// images and starts the kubelet, and waits until the kubelet is healthy. On
+// Start records the host's state, then starts the container runtime,
+// imports the images and starts the kubelet, and waits until the kubelet is healthy. On
 // failure it stops whatever it started and restores the host.
 func Start(ctx context.Context, opts Options) (*Node, error) {
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Verbosity == 0 {
 		opts.Verbosity = DefaultVerbosity
 	}
@@ -141,8 +177,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	out, err := filepath.Abs(opts.Out)
-	if err != nil {
+	if opts.Runtime, err = ParseRuntime(string(opts.Runtime)); err != nil {
 		return nil, err
 	}
 	opts.Out = out
@@ -152,7 +187,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if opts.Work, err = filepath.Abs(opts.Work); err != nil {
 		return nil, err
 	}
-	if err := Preflight(out); err != nil {
+	if err := Preflight(out, opts.Runtime); err != nil {
 		return nil, err
 	}
 	if opts.PodNetwork {
@@ -162,28 +197,36 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 			}
 		}
 	}
-	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work}
+	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime)}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
 	}
-	if err := othersRunning(); err != nil {
+	if err := othersRunning(opts.Runtime); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(n.work); err != nil {
 		return nil, fmt.Errorf("emptying the work directory: %w", err)
 	}
-	for _, d := range []string{"logs", "containerd", "kubelet/manifests", "kubelet/root", "kubelet/pki",
+	for _, d := range []string{"logs", "containerd", "crio", "kubelet/manifests", "kubelet/root", "kubelet/pki",
 		"kubelet/podlogs", "kubelet/volume-plugins", "cni/bin", "cni/net.d", "cni/ipam", "runc-root", "hostpath"} {
 		if err := os.MkdirAll(filepath.Join(n.work, d), 0o755); err != nil {
 			return nil, err
 		}
 	}
-	host, err := recordHost(n.work, n.bin)
+	host, err := recordHost(n.work, n.runtime.monitors(n.bin))
 	if err != nil {
 		return nil, fmt.Errorf("recording the host's state: %w", err)
 	}
 	n.host = host
 	live.add(n)
+	if opts.Runtime == CRIO {
+		if err := host.mountHugetlb(hugetlbCgroupDir, opts.Logf); err != nil {
+			if stopErr := n.Stop(); stopErr != nil {
+				opts.Logf("stopping after a failed start: %v", stopErr)
+			}
+			return nil, err
+		}
+	}
 	if err := n.start(ctx); err != nil {
 		if stopErr := n.Stop(); stopErr != nil {
 			opts.Logf("stopping after a failed start: %v", stopErr)
@@ -197,15 +240,28 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.writeConfigs(); err != nil {
 		return err
 	}
-	if err := n.StartContainerd(ctx); err != nil {
-		return err
+	importImages := func() error {
+		for image, ref := range Images {
+			if err := n.ImportImage(ctx, filepath.Join(n.opts.Out, "images", image), ref); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	for image, ref := range Images {
-		if err := n.ImportImage(ctx, filepath.Join(n.opts.Out, "images", image), ref); err != nil {
+	if n.runtime.importsOffline() {
+		if err := importImages(); err != nil {
 			return err
 		}
 	}
-	if n.opts.ContainerdOnly {
+	if err := n.StartRuntime(ctx); err != nil {
+		return err
+	}
+	if !n.runtime.importsOffline() {
+		if err := importImages(); err != nil {
+			return err
+		}
+	}
+	if n.opts.RuntimeOnly {
 		return nil
 	}
 	return n.StartKubelet(ctx)
@@ -215,8 +271,7 @@ func (n *Node) start(ctx context.Context) error {
 // the runtime's image store as ref.
 func (n *Node) ImportImage(ctx context.Context, archive, ref string) error {
 	n.opts.Logf("importing %s", ref)
-	if _, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
-		"images", "import", "--platform", "linux/amd64", archive); err != nil {
+	if err := n.runtime.importImage(ctx, n, archive, ref); err != nil {
 		return fmt.Errorf("importing %s: %w", filepath.Base(archive), err)
 	}
 	return nil
@@ -225,8 +280,7 @@ func (n *Node) ImportImage(ctx context.Context, archive, ref string) error {
 // TagImage gives the imported image ref a second name.
 func (n *Node) TagImage(ctx context.Context, ref, name string) error {
 	n.opts.Logf("tagging %s as %s", ref, name)
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name)
-	return err
+	return n.runtime.tagImage(ctx, n, ref, name)
 }
 
 // Work is the node's work directory.
@@ -238,8 +292,22 @@ func (n *Node) Name() string { return n.opts.Name }
 // Gate is the value of the EventedVolumeManager gate the kubelet runs with.
 func (n *Node) Gate() bool { return n.opts.Gate }
 
-// Socket is containerd's CRI socket.
-func (n *Node) Socket() string { return filepath.Join(n.work, "containerd.sock") }
+// Runtime is the node's container runtime.
+func (n *Node) Runtime() Runtime { return n.opts.Runtime }
+
+// RuntimeLabel names the runtime for reports, CRI-O's events setting
+// included.
+func (n *Node) RuntimeLabel() string { return n.opts.RuntimeLabel() }
+
+// StreamsEvents reports whether the runtime serves CRI container events:
+// containerd does, CRI-O only with enable_pod_events.
+func (n *Node) StreamsEvents() bool { return !(n.opts.Runtime == CRIO && n.opts.PodEventsOff) }
+
+// RuntimeProcessName is the runtime daemon's command name.
+func (n *Node) RuntimeProcessName() string { return n.runtime.processName() }
+
+// Socket is the container runtime's CRI socket.
+func (n *Node) Socket() string { return n.runtime.socket(n.work) }
 
 // KubeletRoot is the kubelet's --root-dir.
 func (n *Node) KubeletRoot() string { return filepath.Join(n.work, "kubelet", "root") }
@@ -250,77 +318,78 @@ func (n *Node) KubeletLog() string { return filepath.Join(n.work, "logs", "kubel
 // HostPathDir is a directory pods may mount with a hostPath volume.
 func (n *Node) HostPathDir() string { return filepath.Join(n.work, "hostpath") }
 
-// StartContainerd starts containerd and waits for its socket to answer.
-func (n *Node) StartContainerd(ctx context.Context) error {
+// StartRuntime starts the container runtime and waits until it answers.
+func (n *Node) StartRuntime(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.containerd.running() {
-		return errors.New("containerd is already running")
+	if n.daemon.running() {
+		return fmt.Errorf("%s is already running", n.runtime.processName())
 	}
-	n.opts.Logf("starting containerd")
-	p, err := startProcess("containerd", filepath.Join(n.work, "logs", "containerd.log"),
-		[]string{"PATH=" + n.bin + ":" + os.Getenv("PATH")},
-		filepath.Join(n.bin, "containerd"), "--config", filepath.Join(n.work, "containerd", "config.toml"))
+	name := n.runtime.processName()
+	n.opts.Logf("starting %s", n.opts.RuntimeLabel())
+	binary, args := n.runtime.command(n)
+	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"),
+		[]string{"PATH=" + n.bin + ":" + os.Getenv("PATH")}, binary, args...)
 	if err != nil {
 		return err
 	}
-	n.containerd = p
-	n.host.notePID("containerd", p.pid())
-	if err := os.WriteFile(n.ContainerdPIDFile(), []byte(fmt.Sprintf("%d\n", p.pid())), 0o644); err != nil {
+	n.daemon = p
+	n.host.notePID(name, p.pid())
+	if err := os.WriteFile(n.RuntimePIDFile(), []byte(fmt.Sprintf("%d\n", p.pid())), 0o644); err != nil {
 		return err
 	}
-	if n.opts.RestartContainerd {
+	if n.opts.RestartRuntime {
 		go n.restartOnExit(p)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
-	return waitFor(ctx, 30*time.Second, p, "containerd's socket", func() bool {
-		_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "version")
-		return err == nil
+	return waitFor(ctx, 30*time.Second, p, name+"'s socket", func() bool {
+		return n.runtime.answers(ctx, n)
 	})
 }
 
-// ContainerdPIDFile holds the process ID of the running containerd.
-func (n *Node) ContainerdPIDFile() string { return filepath.Join(n.work, "containerd.pid") }
+// RuntimePIDFile holds the process ID of the running container runtime.
+func (n *Node) RuntimePIDFile() string { return filepath.Join(n.work, "runtime.pid") }
 
-// restartOnExit starts containerd again a second after p exits, unless the
-// node is stopping or another containerd runs by then.
+// restartOnExit starts the runtime again a second after p exits, unless the
+// node is stopping or another runtime process runs by then.
 func (n *Node) restartOnExit(p *process) {
 	<-p.done
 	time.Sleep(time.Second)
 	n.mu.Lock()
-	restart := !n.stopped && n.containerd == p
+	restart := !n.stopped && n.daemon == p
 	n.mu.Unlock()
 	if !restart {
 		return
 	}
-	n.opts.Logf("containerd exited (%v): restarting it", p.err)
-	if err := n.StartContainerd(context.Background()); err != nil {
-		n.opts.Logf("restarting containerd: %v", err)
+	n.opts.Logf("%s exited (%v): restarting it", p.name, p.err)
+	if err := n.StartRuntime(context.Background()); err != nil {
+		n.opts.Logf("restarting %s: %v", p.name, err)
 	}
 }
 
-// KillContainerd kills containerd with SIGKILL, as a crash would, and waits
-// for it to exit. Its shims and containers keep running.
-func (n *Node) KillContainerd() error {
+// KillRuntime kills the container runtime with SIGKILL, as a crash would,
+// and waits for it to exit. Its shims or monitors and containers keep
+// running.
+func (n *Node) KillRuntime() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.containerd.running() {
-		return errors.New("containerd is not running")
+	if !n.daemon.running() {
+		return fmt.Errorf("%s is not running", n.runtime.processName())
 	}
-	n.opts.Logf("killing containerd (pid %d)", n.containerd.pid())
-	n.containerd.stop(syscall.SIGKILL, 0)
+	n.opts.Logf("killing %s (pid %d)", n.daemon.name, n.daemon.pid())
+	n.daemon.stop(syscall.SIGKILL, 0)
 	return nil
 }
 
-// ContainerdPID is containerd's process ID, or 0.
-func (n *Node) ContainerdPID() int {
+// RuntimePID is the container runtime's process ID, or 0.
+func (n *Node) RuntimePID() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.containerd.running() {
+	if !n.daemon.running() {
 		return 0
 	}
-	return n.containerd.pid()
+	return n.daemon.pid()
 }
 
 // StartKubelet starts the kubelet and waits until it reports healthy.
@@ -372,7 +441,7 @@ func (n *Node) KubeletPID() int {
 	return n.kubelet.pid()
 }
 
-// Stop stops the kubelet, removes every pod sandbox, stops containerd and
+// Stop stops the kubelet, removes every pod sandbox, stops the runtime and
 // whatever it left running, and restores the host. It is idempotent.
 func (n *Node) Stop() error {
 	n.mu.Lock()
@@ -386,7 +455,7 @@ func (n *Node) Stop() error {
 	if n.kubelet.running() {
 		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
 	}
-	if n.containerd.running() {
+	if n.daemon.running() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		// crictl's default 2s per call is too short to stop 100 sandboxes
 		// at once on two cores.
@@ -395,7 +464,7 @@ func (n *Node) Stop() error {
 			n.opts.Logf("removing the pod sandboxes: %v", err)
 		}
 		cancel()
-		n.containerd.stop(syscall.SIGTERM, 10*time.Second)
+		n.daemon.stop(syscall.SIGTERM, 10*time.Second)
 	}
 	return n.host.restore(n.opts.Logf)
 }

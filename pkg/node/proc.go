@@ -86,11 +86,11 @@ func (n *Node) KubeletCPU() (time.Duration, error) {
 	return ProcessCPU(pid)
 }
 
-// ContainerdCPU is the CPU time the running containerd has used.
-func (n *Node) ContainerdCPU() (time.Duration, error) {
-	pid := n.ContainerdPID()
+// RuntimeCPU is the CPU time the running container runtime has used.
+func (n *Node) RuntimeCPU() (time.Duration, error) {
+	pid := n.RuntimePID()
 	if pid == 0 {
-		return 0, fmt.Errorf("containerd is not running")
+		return 0, fmt.Errorf("%s is not running", n.runtime.processName())
 	}
 	return ProcessCPU(pid)
 }

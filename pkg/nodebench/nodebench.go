@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package nodebench is the real-node side-by-side benchmark (make
-// node-bench): the same workload of static pods on containerd and the
+// node-bench): the same workload of static pods on a container runtime and the
 // patched kubelet, with the EventedVolumeManager gate off and then on. It
 // measures idle kubelet CPU from /proc, the volume manager's share of it
 // from a pprof profile, the loops' iterations, the volume manager's mount
@@ -49,6 +49,10 @@ type Options struct {
 	Windows int
 	// Profile is the length of the pprof profile.
 	Profile time.Duration
+	// Runtime is the container runtime, and PodEventsOff turns CRI-O's
+	// container events off.
+	Runtime      node.Runtime
+	PodEventsOff bool
 	// Singles is how many pods are deleted, one at a time, and then added,
 	// one at a time, Gap apart, to time unmount and mount waits.
 	Singles int
@@ -59,16 +63,22 @@ type Options struct {
 
 // Mode is one gate value's measurements.
 type Mode struct {
-	Gate    bool `json:"gate"`
-	Pods    int  `json:"pods"`
-	Volumes int  `json:"volumes"`
+	Gate bool `json:"gate"`
+	// Runtime names the container runtime (node.Options.RuntimeLabel);
+	// empty in results from before CRI-O, which ran containerd.
+	Runtime string `json:"runtime,omitempty"`
+	Pods    int    `json:"pods"`
+	Volumes int    `json:"volumes"`
 	// StartupSeconds is how long the pods took to run, all added at once.
 	StartupSeconds float64 `json:"startupSeconds"`
 	// WindowSeconds is the length of each idle window.
 	WindowSeconds float64 `json:"windowSeconds"`
-	// KubeletCPU and ContainerdCPU are CPU-seconds per idle window.
-	KubeletCPU    []float64 `json:"kubeletCPU"`
-	ContainerdCPU []float64 `json:"containerdCPU"`
+	// KubeletCPU and RuntimeCPU (the container runtime's daemon) are
+	// CPU-seconds per idle window. LegacyContainerdCPU is RuntimeCPU in
+	// results from before CRI-O; Load moves it.
+	KubeletCPU          []float64 `json:"kubeletCPU"`
+	RuntimeCPU          []float64 `json:"runtimeCPU"`
+	LegacyContainerdCPU []float64 `json:"containerdCPU,omitempty"`
 	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
 	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the
 	// volume manager on the stack.
@@ -121,19 +131,22 @@ type Mode struct {
 type ChurnCPU struct {
 	// Seconds is the stretch's length.
 	Seconds float64 `json:"seconds"`
-	// Kubelet and Containerd are the processes' CPU-seconds in it.
-	Kubelet    float64 `json:"kubelet"`
-	Containerd float64 `json:"containerd"`
+	// Kubelet and Runtime (the container runtime's daemon) are the
+	// processes' CPU-seconds in it. LegacyContainerd is Runtime in results
+	// from before CRI-O; Load moves it.
+	Kubelet          float64 `json:"kubelet"`
+	Runtime          float64 `json:"runtime"`
+	LegacyContainerd float64 `json:"containerd,omitempty"`
 }
 
 // churnVerbosity is the kubelet's --v while the single pods are deleted and
 // added: the pod workers' deletion lines are V(4).
 const churnVerbosity = 4
 
-// cpuSample is the kubelet's and containerd's CPU so far.
+// cpuSample is the kubelet's and the runtime's CPU so far.
 type cpuSample struct {
-	at                  time.Time
-	kubelet, containerd time.Duration
+	at               time.Time
+	kubelet, runtime time.Duration
 }
 
 func sampleCPU(n *node.Node) (cpuSample, error) {
@@ -142,16 +155,16 @@ func sampleCPU(n *node.Node) (cpuSample, error) {
 	if s.kubelet, err = n.KubeletCPU(); err != nil {
 		return s, err
 	}
-	s.containerd, err = n.ContainerdCPU()
+	s.runtime, err = n.RuntimeCPU()
 	return s, err
 }
 
 // until is the CPU from s to e.
 func (s cpuSample) until(e cpuSample) ChurnCPU {
 	return ChurnCPU{
-		Seconds:    e.at.Sub(s.at).Seconds(),
-		Kubelet:    (e.kubelet - s.kubelet).Seconds(),
-		Containerd: (e.containerd - s.containerd).Seconds(),
+		Seconds: e.at.Sub(s.at).Seconds(),
+		Kubelet: (e.kubelet - s.kubelet).Seconds(),
+		Runtime: (e.runtime - s.runtime).Seconds(),
 	}
 }
 
@@ -159,12 +172,17 @@ func (s cpuSample) until(e cpuSample) ChurnCPU {
 func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	logf := o.Logf
 	m := Mode{Gate: gate, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
-	n, err := node.Start(ctx, node.Options{
-		Out:  o.Out,
-		Work: filepath.Join(o.Dir, fmt.Sprintf("work-gate-%t", gate)),
-		Gate: gate,
-		Logf: logf,
-	})
+	no := node.Options{
+		Out:          o.Out,
+		Work:         filepath.Join(o.Dir, fmt.Sprintf("work-gate-%t", gate)),
+		Gate:         gate,
+		Runtime:      o.Runtime,
+		PodEventsOff: o.PodEventsOff,
+		MaxPods:      max(o.Pods, node.DefaultMaxPods),
+		Logf:         logf,
+	}
+	m.Runtime = no.RuntimeLabel()
+	n, err := node.Start(ctx, no)
 	if err != nil {
 		return m, err
 	}
@@ -211,8 +229,8 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		}
 		c := s0.until(s1)
 		m.KubeletCPU = append(m.KubeletCPU, c.Kubelet)
-		m.ContainerdCPU = append(m.ContainerdCPU, c.Containerd)
-		logf("idle window %d/%d: kubelet %.2f CPU-s, containerd %.2f CPU-s in %v", w, o.Windows, c.Kubelet, c.Containerd, o.Window)
+		m.RuntimeCPU = append(m.RuntimeCPU, c.Runtime)
+		logf("idle window %d/%d: kubelet %.2f CPU-s, %s %.2f CPU-s in %v", w, o.Windows, c.Kubelet, n.RuntimeProcessName(), c.Runtime, o.Window)
 	}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
 		m.Iterations = map[string]float64{}
@@ -271,7 +289,7 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	}
 	deleteCPU := churn0.until(churn1)
 	m.DeleteCPU = &deleteCPU
-	logf("deleting: kubelet %.2f CPU-s, containerd %.2f CPU-s in %.0fs", deleteCPU.Kubelet, deleteCPU.Containerd, deleteCPU.Seconds)
+	logf("deleting: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", deleteCPU.Kubelet, n.RuntimeProcessName(), deleteCPU.Runtime, deleteCPU.Seconds)
 	logf("adding %d pods, %v apart", singles, o.Gap)
 	added := make([]string, singles)
 	addedAt := make([]time.Time, singles)
@@ -291,7 +309,7 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 	}
 	addCPU := churn1.until(churn2)
 	m.AddCPU = &addCPU
-	logf("adding: kubelet %.2f CPU-s, containerd %.2f CPU-s in %.0fs", addCPU.Kubelet, addCPU.Containerd, addCPU.Seconds)
+	logf("adding: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", addCPU.Kubelet, n.RuntimeProcessName(), addCPU.Runtime, addCPU.Seconds)
 	if err := waitRunning(ctx, n, o.Pods, 5*time.Minute); err != nil {
 		return m, err
 	}

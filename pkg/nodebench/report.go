@@ -52,7 +52,41 @@ func Load(path string) (Result, error) {
 	if len(r.Off) == 0 || len(r.On) == 0 {
 		return r, fmt.Errorf("%s: want results for the gate off and on", path)
 	}
+	for _, modes := range [][]Mode{r.Off, r.On} {
+		for i := range modes {
+			modes[i].migrate()
+		}
+	}
 	return r, nil
+}
+
+// migrate moves the fields of results from before CRI-O to their names now.
+func (m *Mode) migrate() {
+	if len(m.RuntimeCPU) == 0 {
+		m.RuntimeCPU, m.LegacyContainerdCPU = m.LegacyContainerdCPU, nil
+	}
+	for _, c := range []*ChurnCPU{m.DeleteCPU, m.AddCPU} {
+		if c != nil && c.Runtime == 0 {
+			c.Runtime, c.LegacyContainerd = c.LegacyContainerd, 0
+		}
+	}
+}
+
+// RuntimeName is the short name of the mode's container runtime: containerd
+// or CRI-O.
+func (m Mode) RuntimeName() string {
+	if strings.HasPrefix(m.Runtime, "CRI-O") {
+		return "CRI-O"
+	}
+	return "containerd"
+}
+
+// RuntimeLabel is the mode's container runtime as the node named it.
+func (m Mode) RuntimeLabel() string {
+	if m.Runtime == "" {
+		return "containerd"
+	}
+	return m.Runtime
 }
 
 // Save writes r as JSON.
@@ -66,7 +100,7 @@ func (r Result) Save(path string) error {
 
 // merged pools a gate value's rounds.
 type merged struct {
-	kubeletPerMin, containerdPerMin  []float64
+	kubeletPerMin, runtimePerMin     []float64
 	vmShare, vmPerMin, profilePerMin []float64
 	iterations                       map[string]float64
 	idleSeconds                      float64
@@ -80,8 +114,8 @@ type merged struct {
 	phases                                 map[string][]float64
 	terminatedToTearDown, terminatedToSync []float64
 	// CPU-s/min over each round's single-pod deletions and additions.
-	deleteKubelet, deleteContainerd []float64
-	addKubelet, addContainerd       []float64
+	deleteKubelet, deleteRuntime []float64
+	addKubelet, addRuntime       []float64
 }
 
 func merge(modes []Mode) merged {
@@ -101,14 +135,14 @@ func merge(modes []Mode) merged {
 		m.terminatedToTearDown = append(m.terminatedToTearDown, mode.TerminatedToTearDown...)
 		m.terminatedToSync = append(m.terminatedToSync, mode.TerminatedToSyncTerminated...)
 		m.deleteKubelet = append(m.deleteKubelet, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
-		m.deleteContainerd = append(m.deleteContainerd, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Containerd })...)
+		m.deleteRuntime = append(m.deleteRuntime, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Runtime })...)
 		m.addKubelet = append(m.addKubelet, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
-		m.addContainerd = append(m.addContainerd, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Containerd })...)
+		m.addRuntime = append(m.addRuntime, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Runtime })...)
 		for _, c := range mode.KubeletCPU {
 			m.kubeletPerMin = append(m.kubeletPerMin, 60*c/mode.WindowSeconds)
 		}
-		for _, c := range mode.ContainerdCPU {
-			m.containerdPerMin = append(m.containerdPerMin, 60*c/mode.WindowSeconds)
+		for _, c := range mode.RuntimeCPU {
+			m.runtimePerMin = append(m.runtimePerMin, 60*c/mode.WindowSeconds)
 		}
 		if mode.ProfileCPUSeconds > 0 {
 			m.vmShare = append(m.vmShare, mode.VolumeManagerCPUSeconds/mode.ProfileCPUSeconds)
@@ -140,6 +174,7 @@ func merge(modes []Mode) merged {
 // Rows are the comparison table's lines.
 func Rows(r Result) []bench.Row {
 	off, on := merge(r.Off), merge(r.On)
+	rt := r.On[0].RuntimeName()
 	iterations := func(m merged, loop string) float64 {
 		if m.idleSeconds == 0 {
 			return math.NaN() // no counter with the gate off
@@ -155,7 +190,7 @@ func Rows(r Result) []bench.Row {
 	ms := func(xs []float64, q float64) float64 { return 1000 * bench.Quantile(xs, q) }
 	rows := []bench.Row{
 		{Figure: "idle kubelet CPU (median of windows)", Off: Median(off.kubeletPerMin), On: Median(on.kubeletPerMin), Unit: "CPU-s/min", LowerWins: true},
-		{Figure: "idle containerd CPU (median of windows)", Off: Median(off.containerdPerMin), On: Median(on.containerdPerMin), Unit: "CPU-s/min", LowerWins: true},
+		{Figure: "idle " + rt + " CPU (median of windows)", Off: Median(off.runtimePerMin), On: Median(on.runtimePerMin), Unit: "CPU-s/min", LowerWins: true},
 		{Figure: "volume manager share of kubelet CPU (pprof)", Off: 100 * Median(off.vmShare), On: 100 * Median(on.vmShare), Unit: "%", LowerWins: true},
 		{Figure: "volume manager CPU (pprof)", Off: Median(off.vmPerMin), On: Median(on.vmPerMin), Unit: "CPU-s/min", LowerWins: true},
 		{Figure: "idle populator iterations", Off: iterations(off, "desired_state_of_world_populator"), On: iterations(on, "desired_state_of_world_populator"), Unit: "/min", LowerWins: true},
@@ -199,9 +234,9 @@ func Rows(r Result) []bench.Row {
 		off, on []float64
 	}{
 		{"kubelet CPU while single pods are deleted", off.deleteKubelet, on.deleteKubelet},
-		{"containerd CPU while single pods are deleted", off.deleteContainerd, on.deleteContainerd},
+		{rt + " CPU while single pods are deleted", off.deleteRuntime, on.deleteRuntime},
 		{"kubelet CPU while single pods are added", off.addKubelet, on.addKubelet},
-		{"containerd CPU while single pods are added", off.addContainerd, on.addContainerd},
+		{rt + " CPU while single pods are added", off.addRuntime, on.addRuntime},
 	} {
 		if len(c.off) == 0 && len(c.on) == 0 {
 			continue // results from before churn CPU was measured
@@ -265,7 +300,7 @@ func Markdown(r Result) string {
 	if m.ChurnVerbosity > 0 {
 		verbosity = fmt.Sprintf("--v=3 (--v=%d while single pods are deleted and added)", m.ChurnVerbosity)
 	}
-	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, containerd and runc, standalone kubelet at %s\n\n", m.Pods, m.Volumes, verbosity)
+	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at %s\n\n", m.Pods, m.Volumes, m.RuntimeLabel(), verbosity)
 	fmt.Fprintf(&b, "%d round(s) per gate value, gate off first; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per gate value).\n\n",
 		len(r.On), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(merge(r.On).mount))
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")

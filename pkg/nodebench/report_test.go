@@ -30,7 +30,7 @@ func TestReport(t *testing.T) {
 	mode := func(gate bool, cpu, vm float64, mount []float64) Mode {
 		m := Mode{
 			Gate: gate, Pods: 110, Volumes: 4, WindowSeconds: 60,
-			KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, ContainerdCPU: []float64{8, 8, 8},
+			KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
 			ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: vm,
 			Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
 			StartupSeconds: 18, GapSeconds: 1,
@@ -133,8 +133,8 @@ func withChurn(m Mode, scale float64) Mode {
 	}
 	m.TerminatedToTearDown = []float64{2 * scale, 3 * scale, 1 * scale}
 	m.TerminatedToSyncTerminated = []float64{scale, scale, scale}
-	m.DeleteCPU = &ChurnCPU{Seconds: 60, Kubelet: 30 * scale, Containerd: 6}
-	m.AddCPU = &ChurnCPU{Seconds: 30, Kubelet: 20, Containerd: 3}
+	m.DeleteCPU = &ChurnCPU{Seconds: 60, Kubelet: 30 * scale, Runtime: 6}
+	m.AddCPU = &ChurnCPU{Seconds: 30, Kubelet: 20, Runtime: 3}
 	return m
 }
 

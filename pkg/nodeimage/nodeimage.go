@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package nodeimage builds the container images the real-node tests need,
 // offline: from files on this machine (a static pause built from the
-// kubernetes tree's build/pause source, Debian's busybox-static) into image
-// archives that `ctr images import` loads. No registry is ever contacted.
+// kubernetes tree's build/pause source, Debian's busybox-static, agnhost
+// built from the tree's test/images/agnhost) into image archives that
+// `ctr images import` loads. No registry is ever contacted.
 package nodeimage
 
 import (
@@ -56,7 +57,11 @@ type Entry struct {
 type Spec struct {
 	// Ref is the image's name, for example "localhost/busybox:local".
 	Ref string
-	// Entries make up the image's single layer.
+	// Base holds the layers under Entries', lowest first. An image built
+	// on another takes the other's layers, which are then the same blobs
+	// in the runtime's content store.
+	Base [][]Entry
+	// Entries make up the image's top layer.
 	Entries []Entry
 	// Entrypoint and Cmd are the image config's.
 	Entrypoint []string
@@ -102,19 +107,23 @@ func Layer(entries []Entry) ([]byte, error) {
 
 // Image builds the OCI image for spec, for linux/amd64.
 func Image(spec Spec) (v1.Image, error) {
-	data, err := Layer(spec.Entries)
-	if err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(data)), nil
-	}, tarball.WithMediaType(types.OCILayer))
-	if err != nil {
-		return nil, err
+	var layers []v1.Layer
+	for _, entries := range append(append([][]Entry(nil), spec.Base...), spec.Entries) {
+		data, err := Layer(entries)
+		if err != nil {
+			return nil, err
+		}
+		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}, tarball.WithMediaType(types.OCILayer))
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, layer)
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err = mutate.AppendLayers(img, layer)
+	img, err := mutate.AppendLayers(img, layers...)
 	if err != nil {
 		return nil, err
 	}
@@ -184,4 +193,54 @@ func Pause(ref, pausePath string) (Spec, error) {
 		Entries:    []Entry{{Path: "/pause", Data: bin, Mode: 0o755}},
 		Entrypoint: []string{"/pause"},
 	}, nil
+}
+
+// Agnhost returns the spec of an agnhost image on base (the busybox image):
+// the static binary at agnhostPath as /agnhost, and what upstream's image
+// (test/images/agnhost/Dockerfile, on alpine, whose shell and tools are
+// busybox's) adds that tests rely on: the entrypoint /agnhost with the
+// command pause, /agnhost-2 (a link, for the entrypoint tests), /uploads
+// (netexec) and user-defined-in-image (uid 1000) in group-defined-in-image
+// (gid 50000). Its layer goes on top of base's, which it leaves unchanged.
+func Agnhost(ref, agnhostPath string, base Spec) (Spec, error) {
+	bin, err := os.ReadFile(agnhostPath)
+	if err != nil {
+		return Spec{}, err
+	}
+	layers := append(append([][]Entry(nil), base.Base...), base.Entries)
+	passwd, group := lastFile(layers, "/etc/passwd"), lastFile(layers, "/etc/group")
+	if passwd == nil || group == nil {
+		return Spec{}, fmt.Errorf("the base image %s has no /etc/passwd or /etc/group", base.Ref)
+	}
+	passwd = append(append([]byte(nil), passwd...), "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"...)
+	group = append(append([]byte(nil), group...), "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"...)
+	return Spec{
+		Ref:  ref,
+		Base: layers,
+		Entries: []Entry{
+			{Path: "/agnhost", Data: bin, Mode: 0o755},
+			{Path: "/agnhost-2", Link: "agnhost", Mode: 0o777},
+			{Path: "/uploads", Dir: true, Mode: 0o755},
+			{Path: "/etc", Dir: true, Mode: 0o755},
+			{Path: "/etc/passwd", Data: passwd, Mode: 0o644},
+			{Path: "/etc/group", Data: group, Mode: 0o644},
+			{Path: "/home", Dir: true, Mode: 0o755},
+			{Path: "/home/user-defined-in-image", Dir: true, Mode: 0o755},
+		},
+		Entrypoint: []string{"/agnhost"},
+		Cmd:        []string{"pause"},
+	}, nil
+}
+
+// lastFile returns the content of the regular file at p in the topmost of
+// layers that has it, or nil.
+func lastFile(layers [][]Entry, p string) []byte {
+	for i := len(layers) - 1; i >= 0; i-- {
+		for _, e := range layers[i] {
+			if e.Path == p && !e.Dir && e.Link == "" {
+				return e.Data
+			}
+		}
+	}
+	return nil
 }

@@ -124,3 +124,101 @@ func TestBusybox(t *testing.T) {
 		t.Fatalf("applet links = %v, want /bin/sh and /bin/ls", links)
 	}
 }
+
+func TestAgnhostOnBusybox(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"busybox": "bb", "agnhost": "\x7fELF agnhost"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bb, err := Busybox("localhost/busybox:local", filepath.Join(dir, "busybox"), []string{"sh", "cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Agnhost("localhost/agnhost:local", filepath.Join(dir, "agnhost"), bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(dir, "agnhost.tar")
+	if err := WriteArchive(archive, spec); err != nil {
+		t.Fatal(err)
+	}
+	bbArchive := filepath.Join(dir, "busybox.tar")
+	if err := WriteArchive(bbArchive, bb); err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(archive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Config.Entrypoint; len(got) != 1 || got[0] != "/agnhost" {
+		t.Fatalf("entrypoint = %q, want [/agnhost]", got)
+	}
+	if got := cfg.Config.Cmd; len(got) != 1 || got[0] != "pause" {
+		t.Fatalf("cmd = %q, want [pause]", got)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("layers = %d (%v), want 2", len(layers), err)
+	}
+	// The lower layer is busybox's own, so the runtime stores it once.
+	bbImg, err := tarball.ImageFromPath(bbArchive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bbLayers, err := bbImg.Layers()
+	if err != nil || len(bbLayers) != 1 {
+		t.Fatalf("busybox layers = %d (%v), want 1", len(bbLayers), err)
+	}
+	d0, _ := layers[0].Digest()
+	dbb, _ := bbLayers[0].Digest()
+	if d0 != dbb {
+		t.Fatalf("agnhost's lower layer %s is not busybox's %s", d0, dbb)
+	}
+	// The top layer holds the binary, its second name and the image's users.
+	rc, err := layers[1].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	files := map[string]string{}
+	links := map[string]string{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch h.Typeflag {
+		case tar.TypeSymlink:
+			links[h.Name] = h.Linkname
+		case tar.TypeReg:
+			data, _ := io.ReadAll(tr)
+			files[h.Name] = string(data)
+		}
+	}
+	if files["agnhost"] != "\x7fELF agnhost" || links["agnhost-2"] != "agnhost" {
+		t.Fatalf("agnhost = %q, agnhost-2 -> %q", files["agnhost"], links["agnhost-2"])
+	}
+	for file, want := range map[string][]string{
+		"etc/passwd": {"root:x:0:0:", "user-defined-in-image:x:1000:1000:"},
+		"etc/group":  {"root:x:0:", "group-defined-in-image:x:50000:user-defined-in-image"},
+	} {
+		for _, w := range want {
+			if !bytes.Contains([]byte(files[file]), []byte(w)) {
+				t.Errorf("%s = %q, want a line starting %q", file, files[file], w)
+			}
+		}
+	}
+	if _, err := Agnhost("localhost/agnhost:local", filepath.Join(dir, "agnhost"), Spec{Ref: "bare"}); err == nil {
+		t.Fatal("a base without /etc/passwd was accepted")
+	}
+}

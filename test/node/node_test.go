@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package node_test runs the patched kubelet on a real node, containerd and
-// runc, through pkg/node. The tests need root and the binaries from make and
-// make node-deps, and run only when EVM_NODE asks for them:
+// Package node_test runs the patched kubelet on a real node through
+// pkg/node: containerd and runc, or CRI-O, conmon and runc. The tests need
+// root and the binaries from make and make node-deps, and run only when
+// EVM_NODE asks for them:
 //
 //	EVM_NODE=smoke  TestNodeSmoke only (make test, as root)
 //	EVM_NODE=full   every test here (make node-test)
+//
+// NODE_RUNTIME=containerd|crio picks the runtime (containerd by default), and
+// NODE_CRIO_POD_EVENTS=false turns CRI-O's container events off.
 //
 // Each test starts its own node with the EventedVolumeManager gate on and
 // checks, when it stops, that the host is as it was.
@@ -70,7 +74,11 @@ func require(t *testing.T, smoke bool) {
 	default:
 		t.Skip("real-node test: make node-test runs it (EVM_NODE=full), and make test runs the smoke test as root (EVM_NODE=smoke)")
 	}
-	if err := node.Preflight(outDir(t)); err != nil {
+	rt, _, err := node.RuntimeFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Preflight(outDir(t), rt); err != nil {
 		t.Fatalf("EVM_NODE=%s, but %v", os.Getenv("EVM_NODE"), err)
 	}
 }
@@ -83,11 +91,17 @@ func startNode(t *testing.T, options ...func(*node.Options)) *node.Node {
 	before := node.TakeSnapshot()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
+	rt, eventsOff, err := node.RuntimeFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := node.Options{
-		Out:  out,
-		Work: filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
-		Gate: true,
-		Logf: t.Logf,
+		Out:          out,
+		Work:         filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
+		Gate:         true,
+		Runtime:      rt,
+		PodEventsOff: eventsOff,
+		Logf:         t.Logf,
 	}
 	for _, option := range options {
 		option(&o)
@@ -211,9 +225,7 @@ func TestNodeSmoke(t *testing.T) {
 	podName, cid := addPod(t, n, "smoke", nil)
 	uid := checkVolumes(t, n, podName, cid)
 
-	eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
-		return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
-	})
+	waitForStream(t, n)
 	m := metrics(t, n)
 	woken := m.Sum("volume_manager_loop_iterations_total") - m.Sum("volume_manager_loop_iterations_total", "trigger", "timer")
 	if woken == 0 {
@@ -236,23 +248,80 @@ func TestNodeSmoke(t *testing.T) {
 	t.Logf("volume-ready wait %v, unmount wait %v", waits.Mount["default/"+podName], waits.Unmount["default/"+podName])
 }
 
-// TestContainerdRestarts SIGKILLs containerd ten times, 6 to 9 s apart, with
-// EventedPLEG and EventedVolumeManager both on, so that one CRI event
-// stream serves both. Each time a pod is added during the outage; when
-// containerd answers again the stream is back within a second, and the pod
-// gets its volumes within the fallback period's cap. Afterwards a stopped
-// container still requests the fast relist through EventedPLEG, which never
-// saw the stream break.
-func TestContainerdRestarts(t *testing.T) {
+// unsupportedLine is what the volume manager logs, once, when the runtime
+// does not stream container events.
+const unsupportedLine = "the container runtime does not stream container events"
+
+// waitForStream waits until the volume manager's runtime event stream is
+// connected. On a runtime without events it checks instead that the volume
+// manager said so once, counts no connection, and does not retry in a busy
+// loop.
+func waitForStream(t *testing.T, n *node.Node) {
+	t.Helper()
+	if n.StreamsEvents() {
+		eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
+			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+		})
+		return
+	}
+	eventually(t, 30*time.Second, "the volume manager logs that the runtime streams no events", func() (bool, error) {
+		lines, err := n.KubeletLogLines(unsupportedLine)
+		return len(lines) > 0, err
+	})
+	checkTimerOnly(t, n, time.Time{})
+}
+
+// checkTimerOnly checks a node whose runtime streams no events: the volume
+// manager logged it once, never counted a connection, and retried the
+// stream no more often than every DefaultReconnectCap (30 s) since since.
+func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
+	t.Helper()
+	lines, err := n.KubeletLogLines(unsupportedLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 {
+		t.Errorf("the kubelet logged %q %d times, want once:\n%s", unsupportedLine, len(lines), strings.Join(lines, "\n"))
+	}
+	m := metrics(t, n)
+	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got != 0 {
+		t.Errorf("%v stream connections counted on a runtime without events, want 0", got)
+	}
+	if got := m.Sum("volume_manager_runtime_event_stream_connected"); got != 0 {
+		t.Errorf("the stream is reported connected on a runtime without events")
+	}
+	if !since.IsZero() {
+		attempts := m.Sum("volume_manager_runtime_event_stream_failures_total")
+		if limit := time.Since(since).Seconds()/30 + 3; attempts > limit {
+			t.Errorf("%v stream attempts in %v, more than %v: a busy loop", attempts, time.Since(since).Round(time.Second), limit)
+		}
+		t.Logf("stream attempts %v in %v, failures by reason %v", attempts, time.Since(since).Round(time.Second),
+			m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"))
+	}
+}
+
+// TestRuntimeRestarts SIGKILLs the container runtime ten times (five for
+// CRI-O), 6 to 9 s apart, with EventedPLEG and EventedVolumeManager both on,
+// so that one CRI event stream serves both. Each time a pod is added during
+// the outage; when the runtime answers again the stream is back within a
+// second, and the pod gets its volumes within the fallback period's cap.
+// Afterwards a stopped container still requests the fast relist through
+// EventedPLEG, which never saw the stream break. On a runtime without events
+// the pods still get their volumes within the cap, no connection is ever
+// counted and the stream is retried at its slow period only.
+func TestRuntimeRestarts(t *testing.T) {
 	require(t, false)
+	started := time.Now()
 	n := startNode(t, func(o *node.Options) { o.EventedPLEG = true })
 	survivor, survivorCID := addPod(t, n, "survivor", nil)
-	eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
-		return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
-	})
+	waitForStream(t, n)
+	streams := n.StreamsEvents()
 
+	restarts := 10
+	if n.Runtime() == node.CRIO {
+		restarts = 5
+	}
 	const (
-		restarts    = 10
 		fallbackCap = time.Second
 		backWithin  = time.Second
 	)
@@ -262,7 +331,7 @@ func TestContainerdRestarts(t *testing.T) {
 		cycle := time.Now()
 		spacing := 6*time.Second + time.Duration(rng.Int64N(int64(3*time.Second)))
 		connections := metrics(t, n).Sum("volume_manager_runtime_event_stream_connections_total")
-		if err := n.KillContainerd(); err != nil {
+		if err := n.KillRuntime(); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, "the kubelet sees the event stream drop", func() (bool, error) {
@@ -272,14 +341,14 @@ func TestContainerdRestarts(t *testing.T) {
 		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Second) // the outage: the pod is added while containerd is down
-		// StartContainerd returns once containerd answers on its socket.
-		if err := n.StartContainerd(t.Context()); err != nil {
+		time.Sleep(2 * time.Second) // the outage: the pod is added while the runtime is down
+		// StartRuntime returns once the runtime answers on its socket.
+		if err := n.StartRuntime(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		answered := time.Now()
 		var back time.Duration
-		for {
+		for streams {
 			m := metrics(t, n)
 			if m.Sum("volume_manager_runtime_event_stream_connected") == 1 &&
 				m.Sum("volume_manager_runtime_event_stream_connections_total") > connections {
@@ -287,11 +356,13 @@ func TestContainerdRestarts(t *testing.T) {
 				break
 			}
 			if time.Since(answered) > time.Minute {
-				t.Fatalf("restart %d: the event stream is not back a minute after containerd answered", i)
+				t.Fatalf("restart %d: the event stream is not back a minute after the runtime answered", i)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		backs = append(backs, back)
+		if streams {
+			backs = append(backs, back)
+		}
 		podName, cid := addPodRunning(t, n, name)
 		checkVolumes(t, n, podName, cid)
 		waits, err := n.VolumeWaits()
@@ -302,38 +373,46 @@ func TestContainerdRestarts(t *testing.T) {
 		if !ok {
 			t.Fatalf("the kubelet log has no mount wait for %s", podName)
 		}
-		t.Logf("restart %d: the stream was back %v after containerd answered; %s's volumes were ready %v after its wait began",
-			i, back.Round(time.Millisecond), podName, wait)
+		if streams {
+			t.Logf("restart %d: the stream was back %v after the runtime answered; %s's volumes were ready %v after its wait began",
+				i, back.Round(time.Millisecond), podName, wait)
+		} else {
+			t.Logf("restart %d: %s's volumes were ready %v after its wait began", i, podName, wait)
+		}
 		if back > backWithin {
-			t.Errorf("restart %d: the stream was back %v after containerd answered, more than %v", i, back.Round(time.Millisecond), backWithin)
+			t.Errorf("restart %d: the stream was back %v after the runtime answered, more than %v", i, back.Round(time.Millisecond), backWithin)
 		}
 		if wait > fallbackCap {
 			t.Errorf("restart %d: %s waited %v for its volumes, more than the %v cap", i, podName, wait, fallbackCap)
 		}
 		time.Sleep(time.Until(cycle.Add(spacing)))
 	}
+	// The first pod's container ran through every restart.
+	if cid, err := n.RunningContainer(t.Context(), survivor, "bb"); err != nil || cid != survivorCID {
+		t.Fatalf("%s's container is %q (%v), want %q still running", survivor, cid, err, survivorCID)
+	}
+	if !streams {
+		checkTimerOnly(t, n, started)
+		return
+	}
 	slices.Sort(backs)
-	t.Logf("stream back after containerd answered: min %v, median %v, max %v", backs[0], backs[len(backs)/2], backs[len(backs)-1])
+	t.Logf("stream back after the runtime answered: min %v, median %v, max %v", backs[0], backs[len(backs)/2], backs[len(backs)-1])
 
 	m := metrics(t, n)
 	t.Logf("stream connections %v, failures by reason %v; EventedPLEG connections %v, errors %v",
 		m.Sum("volume_manager_runtime_event_stream_connections_total"),
 		m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"),
 		m.Sum("kubelet_evented_pleg_connection_success_count"), m.Sum("kubelet_evented_pleg_connection_error_count"))
-	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got < restarts+1 {
+	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got < float64(restarts+1) {
 		t.Errorf("%v stream connections, want at least %d", got, restarts+1)
 	}
 	// EventedPLEG shares the stream: it is told of every reconnect and never
 	// sees the stream fail, so it never gives up on it.
-	if got := m.Sum("kubelet_evented_pleg_connection_success_count"); got < restarts+1 {
+	if got := m.Sum("kubelet_evented_pleg_connection_success_count"); got < float64(restarts+1) {
 		t.Errorf("EventedPLEG was told of %v connections, want at least %d", got, restarts+1)
 	}
 	if got := m.Sum("kubelet_evented_pleg_connection_error_count"); got != 0 {
 		t.Errorf("EventedPLEG counted %v stream errors, want 0: the shared stream never fails it", got)
-	}
-	// The first pod's container ran through every restart.
-	if cid, err := n.RunningContainer(t.Context(), survivor, "bb"); err != nil || cid != survivorCID {
-		t.Fatalf("%s's container is %q (%v), want %q still running", survivor, cid, err, survivorCID)
 	}
 
 	// A container that stops after all that still reaches EventedPLEG and
@@ -414,4 +493,98 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 	})
 	// After the restart, deleting a pod still tears its volumes down.
 	removePod(t, n, pods[1].name, pods[1].uid)
+}
+
+// TestChurnFlood adds 100 pods at once and then deletes them all at once: a
+// flood of container starts and stops on the runtime's event stream. No
+// mount or unmount may be lost: every pod's volume wait ends, every deleted
+// pod's volumes are unmounted and its directory removed, and nothing stays
+// mounted under the kubelet's pods. On CRI-O the events it dropped, if any,
+// are read from its own metric.
+func TestChurnFlood(t *testing.T) {
+	require(t, false)
+	n := startNode(t)
+	waitForStream(t, n)
+	const pods = 100
+	names := make([]string, pods)
+	for i := range names {
+		names[i] = fmt.Sprintf("flood-%03d", i)
+		if err := n.AddPod(names[i], node.PodManifest(names[i], n.HostPathDir(), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	added := time.Now()
+	uids := map[string]string{}
+	eventually(t, 10*time.Minute, "every flood pod's container runs", func() (bool, error) {
+		for _, name := range names {
+			if uids[name] != "" {
+				continue
+			}
+			cid, err := n.RunningContainer(t.Context(), n.PodName(name), "bb")
+			if err != nil || cid == "" {
+				return false, err
+			}
+			uid, err := n.PodUID(t.Context(), n.PodName(name))
+			if err != nil || uid == "" {
+				return false, err
+			}
+			uids[name] = uid
+		}
+		return true, nil
+	})
+	t.Logf("%d pods running %v after their manifests were written", pods, time.Since(added).Round(time.Second))
+	eventually(t, time.Minute, "every flood pod's volume wait ends", func() (bool, error) {
+		waits, err := n.VolumeWaits()
+		if err != nil {
+			return false, err
+		}
+		for _, name := range names {
+			if _, ok := waits.Mount["default/"+n.PodName(name)]; !ok {
+				return false, fmt.Errorf("%s has no volume-ready line", n.PodName(name))
+			}
+		}
+		return true, nil
+	})
+
+	for _, name := range names {
+		if err := n.RemovePod(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed := time.Now()
+	eventually(t, 10*time.Minute, "every flood pod's directory is removed", func() (bool, error) {
+		for _, name := range names {
+			if _, err := os.Stat(n.PodDir(uids[name])); !os.IsNotExist(err) {
+				return false, fmt.Errorf("%s's directory remains", n.PodName(name))
+			}
+		}
+		return true, nil
+	})
+	t.Logf("%d pods' directories removed %v after their manifests were", pods, time.Since(removed).Round(time.Second))
+	waits, err := n.VolumeWaits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
+			t.Errorf("%s: no \"All volumes are unmounted\" line", n.PodName(name))
+		}
+	}
+	if ms := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods")); len(ms) > 0 {
+		t.Errorf("still mounted under the kubelet's pods: %v", ms)
+	}
+	m := metrics(t, n)
+	t.Logf("volume manager: runtime events by type %v, missed signals %v", m.ByLabel("volume_manager_runtime_events_total", "type"),
+		m.ByLabel("volume_manager_missed_signals_total", "loop"))
+	if n.Runtime() == node.CRIO && n.StreamsEvents() {
+		rm, err := n.RuntimeMetrics(t.Context())
+		if err != nil {
+			t.Fatalf("scraping CRI-O's metrics: %v", err)
+		}
+		const dropped = "container_runtime_crio_containers_events_dropped_total"
+		if !rm.Has(dropped) {
+			t.Fatalf("CRI-O serves no %s", dropped)
+		}
+		t.Logf("CRI-O dropped %v container events (%s)", rm.Sum(dropped), dropped)
+	}
 }

@@ -48,6 +48,12 @@ func main() {
 	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
 	rounds := flag.Int("rounds", 1, "rounds; each runs the gate off, then on")
+	envRuntime, envEventsOff, err := node.RuntimeFromEnv()
+	if err != nil {
+		fail(err)
+	}
+	runtime := flag.String("runtime", string(envRuntime), "the container runtime: containerd or crio (default from $"+node.RuntimeEnv+")")
+	podEvents := flag.Bool("crio-pod-events", !envEventsOff, "CRI-O's enable_pod_events (default from $"+node.PodEventsEnv+")")
 	reportOnly := flag.Bool("report", false, "only print the report of the results in -dir")
 	flag.Parse()
 
@@ -67,7 +73,11 @@ func main() {
 		report(r, o.Dir)
 		return
 	}
-	if err := node.Preflight(o.Out); err != nil {
+	if o.Runtime, err = node.ParseRuntime(*runtime); err != nil {
+		fail(err)
+	}
+	o.PodEventsOff = !*podEvents
+	if err := node.Preflight(o.Out, o.Runtime); err != nil {
 		fail(fmt.Errorf("%v (make node-bench builds them)", err))
 	}
 	stop := node.HandleInterrupts(o.Logf)

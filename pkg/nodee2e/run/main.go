@@ -20,22 +20,27 @@ limitations under the License.
 //
 // It starts containerd through pkg/node, restarting it when it exits as a
 // service manager would, and imports the images the selected tests need
-// under the names the e2e framework expects, so nothing is pulled. The test
+// under the names the e2e framework expects, so nothing is pulled: pkg/node
+// imports busybox and pause, and run imports agnhost (make node-deps'
+// _output/images/agnhost.tar) when -image asks for it. The test
 // binary runs etcd, the API server and the kubelet itself. The kubelet must
 // sit beside the test binary. systemd-run, systemctl and journalctl are
 // hidden from the suite, which would otherwise use them on a host whose PID 1
 // is not systemd; and --system-cgroups and --kubelet-cgroups are cleared so
 // that the kubelet never moves host processes into a /system cgroup. When it
-// stops, it removes the pods and restores the host.
+// stops, it removes the pods and restores the host, and removes what
+// upstream's HostPath specs leave in the host's /tmp.
 //
-//	run -out _output -test _output/e2e-node/e2e_node.test -image busybox=NAME -image pause=NAME -focus REGEXP
+//	run -out _output -test _output/e2e-node/e2e_node.test -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
 package main
 
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,24 +67,33 @@ func main() {
 	out := flag.String("out", "_output", "the project's build output (binaries and images)")
 	testBinary := flag.String("test", filepath.Join("_output", "e2e-node", "e2e_node.test"), "the node e2e test binary; the kubelet must be beside it")
 	focus := flag.String("focus", "", "the tests to run (--ginkgo.focus)")
+	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
 	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
 	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
 	tags := images{}
-	flag.Var(tags, "image", "tag a local image (busybox or pause) with a name the e2e framework uses: busybox=NAME; repeatable")
+	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
 	flag.Parse()
 
 	start := time.Now()
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	if err := run(*out, *testBinary, *focus, *gate, *timeout, tags, logf); err != nil {
+	if err := run(*out, *testBinary, *focus, *skip, *gate, *timeout, tags, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(1)
 	}
 	logf("done in %v", time.Since(start).Round(time.Second))
 }
 
-func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags images, logf func(string, ...any)) (err error) {
+// agnhostImage is the reference of make node-deps' agnhost image, which
+// pkg/node does not import by itself.
+const agnhostImage = "localhost/agnhost:local"
+
+// hostPathLeftovers are what upstream's HostPath specs, whose hostPath volume
+// is the host's /tmp, write there and may leave.
+var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
+
+func run(out, testBinary, focus, skip string, gate bool, timeout time.Duration, tags images, logf func(string, ...any)) (err error) {
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
@@ -91,17 +105,46 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 	if err != nil {
 		return err
 	}
+	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
+	for local := range tags {
+		if _, ok := localImages[local]; !ok {
+			return fmt.Errorf("no local image %q: want busybox, pause or agnhost", local)
+		}
+	}
+	agnhostArchive := filepath.Join(out, "images", "agnhost.tar")
+	if _, ok := tags["agnhost"]; ok {
+		if _, err := os.Stat(agnhostArchive); err != nil {
+			return fmt.Errorf("the agnhost image is missing (%w): run make node-deps first", err)
+		}
+	}
 	stop := node.HandleInterrupts(logf)
 	defer stop()
 
+	leftovers := map[string]bool{}
+	for _, p := range hostPathLeftovers {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			leftovers[p] = true
+		}
+	}
+	defer func() {
+		for p := range leftovers {
+			if _, statErr := os.Lstat(p); statErr != nil {
+				continue
+			}
+			logf("removing %s, left by the HostPath specs", p)
+			if rmErr := os.RemoveAll(p); rmErr != nil && err == nil {
+				err = rmErr
+			}
+		}
+	}()
 	before := node.TakeSnapshot()
 	n, err := node.Start(context.Background(), node.Options{
-		Out:               out,
-		Work:              filepath.Join(dir, "node"),
-		ContainerdOnly:    true,
-		PodNetwork:        true,
-		RestartContainerd: true,
-		Logf:              logf,
+		Out:            out,
+		Work:           filepath.Join(dir, "node"),
+		RuntimeOnly:    true,
+		PodNetwork:     true,
+		RestartRuntime: true,
+		Logf:           logf,
 	})
 	if err != nil {
 		return err
@@ -125,12 +168,13 @@ func run(out, testBinary, focus string, gate bool, timeout time.Duration, tags i
 		}
 	}()
 
-	for local, name := range tags {
-		ref, ok := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"]}[local]
-		if !ok {
-			return fmt.Errorf("no local image %q: want busybox or pause", local)
+	if _, ok := tags["agnhost"]; ok {
+		if err := n.ImportImage(context.Background(), agnhostArchive, agnhostImage); err != nil {
+			return err
 		}
-		if err := n.TagImage(context.Background(), ref, name); err != nil {
+	}
+	for local, name := range tags {
+		if err := n.TagImage(context.Background(), localImages[local], name); err != nil {
 			return err
 		}
 	}
@@ -172,7 +216,7 @@ healthzPort: 10248
 		"--container-runtime-endpoint=unix://" + n.Socket(),
 		"--image-service-endpoint=unix://" + n.Socket(),
 		"--container-runtime-process-name=containerd",
-		"--container-runtime-pid-file=" + n.ContainerdPIDFile(),
+		"--container-runtime-pid-file=" + n.RuntimePIDFile(),
 		"--prepull-images=false",
 		"--kubelet-config-file=" + config,
 		"--kubelet-flags=--system-cgroups= --kubelet-cgroups= --cluster-domain=cluster.local",
@@ -184,7 +228,10 @@ healthzPort: 10248
 		"--ginkgo.v",
 		"--ginkgo.no-color",
 	}
-	logf("running %s (focus %q), its output in %s", filepath.Base(testBinary), focus, filepath.Join(dir, "e2e.log"))
+	if skip != "" {
+		args = append(args, "--ginkgo.skip="+skip)
+	}
+	logf("running %s (focus %q, skip %q), its output in %s", filepath.Base(testBinary), focus, skip, filepath.Join(dir, "e2e.log"))
 	log, err := os.Create(filepath.Join(dir, "e2e.log"))
 	if err != nil {
 		return err

@@ -15,9 +15,10 @@ limitations under the License.
 */
 
 // Command mkimage writes the node tests' images as archives for
-// `ctr images import`:
+// `ctr images import`: pause.tar, busybox.tar and, with -agnhost,
+// agnhost.tar (the agnhost binary on busybox's layer):
 //
-//	mkimage -pause PAUSE_BINARY -busybox BUSYBOX_BINARY -out DIR
+//	mkimage -pause PAUSE_BINARY -busybox BUSYBOX_BINARY [-agnhost AGNHOST_BINARY] -out DIR
 package main
 
 import (
@@ -34,19 +35,20 @@ import (
 func main() {
 	pause := flag.String("pause", "", "static pause binary")
 	busybox := flag.String("busybox", "", "static busybox binary")
+	agnhost := flag.String("agnhost", "", "static agnhost binary (optional): also write agnhost.tar, built on busybox")
 	out := flag.String("out", "", "output directory")
 	flag.Parse()
 	if *pause == "" || *busybox == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*pause, *busybox, *out); err != nil {
+	if err := run(*pause, *busybox, *agnhost, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pause, busybox, out string) error {
+func run(pause, busybox, agnhost, out string) error {
 	list, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
 		return fmt.Errorf("%s --list: %w", busybox, err)
@@ -59,7 +61,15 @@ func run(pause, busybox, out string) error {
 	if err != nil {
 		return err
 	}
-	for file, spec := range map[string]nodeimage.Spec{"busybox.tar": bb, "pause.tar": ps} {
+	specs := map[string]nodeimage.Spec{"busybox.tar": bb, "pause.tar": ps}
+	if agnhost != "" {
+		ah, err := nodeimage.Agnhost("localhost/agnhost:local", agnhost, bb)
+		if err != nil {
+			return err
+		}
+		specs["agnhost.tar"] = ah
+	}
+	for file, spec := range specs {
 		if err := nodeimage.WriteArchive(filepath.Join(out, file), spec); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}

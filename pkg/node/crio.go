@@ -1,0 +1,173 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CRIOMetricsPort is where CRI-O serves its Prometheus metrics, on
+// 127.0.0.1.
+const CRIOMetricsPort = 9537
+
+// conmonPath is Debian's conmon (package conmon), CRI-O's container monitor.
+const conmonPath = "/usr/bin/conmon"
+
+// crio is CRI-O with conmon and runc. Everything it keeps lives under
+// work/crio: its storage (overlay), its run state, pinned namespaces, exit
+// files and pod logs. Images are copied into its storage with crio-copyimg
+// (CRI-O's own test/copyimg, built from the same source) before it starts,
+// since CRI-O pulls only from registries.
+type crio struct{}
+
+func (crio) processName() string { return "crio" }
+
+func (crio) binaries() []string { return []string{"crio", "pinns", "crio-copyimg", "runc", "crictl"} }
+
+func (crio) hostBinaries() []string { return []string{conmonPath} }
+
+func (crio) monitors(string) []string { return []string{conmonPath} }
+
+func (crio) socket(work string) string { return filepath.Join(work, "crio.sock") }
+
+func (crio) command(n *Node) (string, []string) {
+	return filepath.Join(n.bin, "crio"), []string{"--config", filepath.Join(n.work, "crio", "crio.conf")}
+}
+
+func (crio) answers(ctx context.Context, n *Node) bool {
+	_, err := n.Crictl(ctx, "--timeout", "2s", "version")
+	return err == nil
+}
+
+// storageArgs point crio-copyimg at CRI-O's storage.
+func (crio) storageArgs(n *Node) []string {
+	d := filepath.Join(n.work, "crio")
+	return []string{"--root", filepath.Join(d, "storage"), "--runroot", filepath.Join(d, "run"),
+		"--storage-driver", "overlay", "--signature-policy", filepath.Join(d, "policy.json")}
+}
+
+func (c crio) importImage(ctx context.Context, n *Node, archive, ref string) error {
+	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"),
+		append(c.storageArgs(n), "--image-name", ref, "--import-from", "docker-archive:"+archive)...)
+	return err
+}
+
+func (c crio) tagImage(ctx context.Context, n *Node, ref, name string) error {
+	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"),
+		append(c.storageArgs(n), "--image-name", ref, "--add-name", name)...)
+	return err
+}
+
+func (crio) importsOffline() bool { return true }
+
+func (crio) configs(n *Node) map[string]string {
+	w := n.work
+	d := filepath.Join(w, "crio")
+	q := strconv.Quote
+	list := func(paths ...string) string {
+		for i, p := range paths {
+			paths[i] = q(p)
+		}
+		return "[" + strings.Join(paths, ", ") + "]"
+	}
+	conf := fmt.Sprintf(`# Written by pkg/node: CRI-O for a test node, everything under the work directory.
+[crio]
+root = %s
+runroot = %s
+storage_driver = "overlay"
+log_dir = %s
+version_file = %s
+version_file_persist = %s
+clean_shutdown_file = %s
+
+[crio.api]
+listen = %s
+
+[crio.runtime]
+default_runtime = "runc"
+cgroup_manager = "cgroupfs"
+conmon_cgroup = "pod"
+selinux = false
+apparmor_profile = ""
+pinns_path = %s
+namespaces_dir = %s
+container_exits_dir = %s
+container_attach_socket_dir = %s
+hooks_dir = %s
+cdi_spec_dirs = %s
+decryption_keys_path = %s
+irqbalance_config_file = %s
+irqbalance_config_restore_file = "disable"
+enable_criu_support = false
+enable_pod_events = %t
+
+[crio.runtime.runtimes.runc]
+runtime_path = %s
+runtime_type = "oci"
+runtime_root = %s
+monitor_path = %s
+monitor_cgroup = "pod"
+
+[crio.image]
+pause_image = %s
+pinned_images = [%s]
+signature_policy = %s
+signature_policy_dir = %s
+
+[crio.network]
+network_dir = %s
+plugin_dirs = %s
+
+[crio.metrics]
+enable_metrics = true
+metrics_host = "127.0.0.1"
+metrics_port = %d
+
+[crio.nri]
+enable_nri = false
+`, q(filepath.Join(d, "storage")), q(filepath.Join(d, "run")), q(filepath.Join(d, "pod-logs")),
+		q(filepath.Join(d, "run", "version")), q(filepath.Join(d, "version")), q(filepath.Join(d, "clean.shutdown")),
+		q(n.Socket()),
+		q(filepath.Join(n.bin, "pinns")), q(filepath.Join(d, "ns")), q(filepath.Join(d, "exits")), q(filepath.Join(d, "attach")),
+		list(filepath.Join(d, "hooks.d")), list(filepath.Join(d, "cdi")), q(filepath.Join(d, "keys")),
+		q(filepath.Join(d, "irqbalance")), !n.opts.PodEventsOff,
+		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")), q(conmonPath),
+		q(Images["pause.tar"]), q(Images["pause.tar"]), q(filepath.Join(d, "policy.json")), q(filepath.Join(d, "policies")),
+		q(filepath.Join(w, "cni", "net.d")), list(filepath.Join(w, "cni", "bin")), CRIOMetricsPort)
+	return map[string]string{
+		filepath.Join(d, "crio.conf"): conf,
+		// Images come from local archives only; nothing is pulled.
+		filepath.Join(d, "policy.json"): `{"default": [{"type": "insecureAcceptAnything"}]}` + "\n",
+	}
+}
+
+// RuntimeMetrics scrapes the container runtime's own metrics. Only CRI-O
+// serves them here.
+func (n *Node) RuntimeMetrics(ctx context.Context) (Metrics, error) {
+	if n.opts.Runtime != CRIO {
+		return nil, fmt.Errorf("%s serves no metrics on this node", n.opts.RuntimeLabel())
+	}
+	body, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort))
+	if err != nil {
+		return nil, err
+	}
+	return ParseMetrics(body)
+}
