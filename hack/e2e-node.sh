@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make e2e-node: upstream's node e2e suite, run locally and offline against
-# containerd from make node-deps and the patched kubelet (pkg/nodee2e/run).
+# the container runtime from make node-deps (containerd, or CRI-O with
+# NODE_RUNTIME=crio; NODE_CRIO_POD_EVENTS=false turns its events off) and the
+# patched kubelet (pkg/nodee2e/run).
 # It builds e2e_node.test from the assembled tree (about 4 minutes warm,
 # longer cold), puts the kubelet beside it, tags the local busybox, pause and
 # agnhost images with the names the e2e framework expects, and runs, with the
@@ -25,7 +27,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "the node e2e suite needs root (it runs containerd, runc and a kubelet)."
+[ "$(id -u)" = 0 ] || die "the node e2e suite needs root (it runs a container runtime, runc and a kubelet)."
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 [ -f "${OUT}/images/agnhost.tar" ] || die "_output/images/agnhost.tar is missing: run make node-deps first."
 E2E="${OUT}/e2e-node"

@@ -561,21 +561,26 @@ func TestChurnFlood(t *testing.T) {
 		return true, nil
 	})
 	t.Logf("%d pods' directories removed %v after their manifests were", pods, time.Since(removed).Round(time.Second))
-	waits, err := n.VolumeWaits()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
-			t.Errorf("%s: no \"All volumes are unmounted\" line", n.PodName(name))
+	// The pod workers' WaitForUnmount and the housekeeping that removes the
+	// pods' directories run independently: wait for the log lines too.
+	eventually(t, 2*time.Minute, "every flood pod's unmount wait ends", func() (bool, error) {
+		waits, err := n.VolumeWaits()
+		if err != nil {
+			return false, err
 		}
-	}
+		for _, name := range names {
+			if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
+				return false, fmt.Errorf("%s has no \"All volumes are unmounted\" line", n.PodName(name))
+			}
+		}
+		return true, nil
+	})
 	if ms := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods")); len(ms) > 0 {
 		t.Errorf("still mounted under the kubelet's pods: %v", ms)
 	}
 	m := metrics(t, n)
 	t.Logf("volume manager: runtime events by type %v, missed signals %v", m.ByLabel("volume_manager_runtime_events_total", "type"),
-		m.ByLabel("volume_manager_missed_signals_total", "loop"))
+		m.ByLabel("volume_manager_loop_missed_signals_total", "loop"))
 	if n.Runtime() == node.CRIO && n.StreamsEvents() {
 		rm, err := n.RuntimeMetrics(t.Context())
 		if err != nil {

@@ -18,8 +18,8 @@ limitations under the License.
 // assembled tree) on this machine, offline, against containerd from make
 // node-deps and the patched kubelet, for make e2e-node.
 //
-// It starts containerd through pkg/node, restarting it when it exits as a
-// service manager would, and imports the images the selected tests need
+// It starts the container runtime (containerd, or CRI-O with -runtime crio)
+// through pkg/node, restarting it when it exits as a service manager would, and imports the images the selected tests need
 // under the names the e2e framework expects, so nothing is pulled: pkg/node
 // imports busybox and pause, and run imports agnhost (make node-deps'
 // _output/images/agnhost.tar) when -image asks for it. The test
@@ -70,6 +70,13 @@ func main() {
 	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
 	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
 	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
+	envRuntime, envEventsOff, err := node.RuntimeFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(2)
+	}
+	runtime := flag.String("runtime", string(envRuntime), "the container runtime: containerd or crio (default from $"+node.RuntimeEnv+")")
+	podEvents := flag.Bool("crio-pod-events", !envEventsOff, "CRI-O's enable_pod_events (default from $"+node.PodEventsEnv+")")
 	tags := images{}
 	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
 	flag.Parse()
@@ -78,7 +85,13 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	if err := run(*out, *testBinary, *focus, *skip, *gate, *timeout, tags, logf); err != nil {
+	rt, err := node.ParseRuntime(*runtime)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(2)
+	}
+	o := node.Options{Runtime: rt, PodEventsOff: !*podEvents}
+	if err := run(*out, *testBinary, *focus, *skip, *gate, *timeout, o, tags, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(1)
 	}
@@ -93,7 +106,7 @@ const agnhostImage = "localhost/agnhost:local"
 // is the host's /tmp, write there and may leave.
 var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
 
-func run(out, testBinary, focus, skip string, gate bool, timeout time.Duration, tags images, logf func(string, ...any)) (err error) {
+func run(out, testBinary, focus, skip string, gate bool, timeout time.Duration, o node.Options, tags images, logf func(string, ...any)) (err error) {
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
@@ -138,14 +151,14 @@ func run(out, testBinary, focus, skip string, gate bool, timeout time.Duration, 
 		}
 	}()
 	before := node.TakeSnapshot()
-	n, err := node.Start(context.Background(), node.Options{
-		Out:            out,
-		Work:           filepath.Join(dir, "node"),
-		RuntimeOnly:    true,
-		PodNetwork:     true,
-		RestartRuntime: true,
-		Logf:           logf,
-	})
+	o.Out = out
+	o.Work = filepath.Join(dir, "node")
+	o.RuntimeOnly = true
+	o.PodNetwork = true
+	o.RestartRuntime = true
+	o.Logf = logf
+	logf("container runtime: %s", o.RuntimeLabel())
+	n, err := node.Start(context.Background(), o)
 	if err != nil {
 		return err
 	}
@@ -215,7 +228,7 @@ healthzPort: 10248
 	args := []string{
 		"--container-runtime-endpoint=unix://" + n.Socket(),
 		"--image-service-endpoint=unix://" + n.Socket(),
-		"--container-runtime-process-name=containerd",
+		"--container-runtime-process-name=" + n.RuntimeProcessName(),
 		"--container-runtime-pid-file=" + n.RuntimePIDFile(),
 		"--prepull-images=false",
 		"--kubelet-config-file=" + config,
