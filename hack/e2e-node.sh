@@ -21,6 +21,11 @@
 #                      "\[Serial\]|\[Disruptive\]|\[Feature:" would skip them all.
 #                      E2E_SKIP= (empty) skips nothing.
 #   E2E_GATE=true      the gate's value
+#   E2E_PROCS=3        the Ginkgo processes that run the specs (ginkgo --procs,
+#                      with the Ginkgo CLI built at the tree's version); the
+#                      first starts the suite's services and kubelet, [Serial]
+#                      specs run alone at the end. E2E_PROCS=1 runs the test
+#                      binary by itself, as before.
 #
 # Needs root. The host is restored when it stops (the kubelet root is
 # /var/lib/kubelet, as the suite requires).
@@ -30,6 +35,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || die "the node e2e suite needs root (it runs a container runtime, runc and a kubelet)."
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 [ -f "${OUT}/images/agnhost.tar" ] || die "_output/images/agnhost.tar is missing: run make node-deps first."
+E2E_PROCS="${E2E_PROCS:-3}"
+[[ "${E2E_PROCS}" =~ ^[1-9][0-9]*$ ]] || die "E2E_PROCS=${E2E_PROCS}: want a number of processes, 1 or more."
 E2E="${OUT}/e2e-node"
 mkdir -p "${E2E}"
 total_start=$(date +%s)
@@ -39,6 +46,16 @@ step "building e2e_node.test from the tree (about 4 minutes warm)"
   die "building test/e2e_node failed; see the compiler's output above."
 ln -sf "${OUT}/bin/kubelet" "${E2E}/kubelet"
 step_done
+
+if [ "${E2E_PROCS}" -gt 1 ]; then
+  # At the version the tree's go.mod pins, from the module cache: offline,
+  # about 40 s cold and a second or two once built.
+  step "building the Ginkgo CLI at the tree's version"
+  (cd "${TREE}" && go build -o "${E2E}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo) ||
+    die "building the Ginkgo CLI failed; see the compiler's output above."
+  echo "    $("${E2E}/ginkgo" version)"
+  step_done
+fi
 
 step "image names the e2e framework expects"
 # A small program in the tree's own (git-ignored) _output directory asks the
@@ -74,8 +91,9 @@ E2E_SKIP="${E2E_SKIP-${default_skip}}"
 step "node e2e (EventedVolumeManager=${E2E_GATE:=true})"
 echo "    focus: ${E2E_FOCUS}"
 echo "    skip:  ${E2E_SKIP}"
+echo "    procs: ${E2E_PROCS}"
 (cd "${ROOT}" && go run ./pkg/nodee2e/run -out "${OUT}" -test "${E2E}/e2e_node.test" \
-  -focus "${E2E_FOCUS}" -skip "${E2E_SKIP}" -gate="${E2E_GATE}" "${image_flags[@]}") ||
+  -procs "${E2E_PROCS}" -ginkgo "${E2E}/ginkgo" -focus "${E2E_FOCUS}" -skip "${E2E_SKIP}" -gate="${E2E_GATE}" "${image_flags[@]}") ||
   die "the node e2e suite failed; its log is ${E2E#"${ROOT}/"}/e2e.log and the JUnit report is under ${E2E#"${ROOT}/"}/report."
 step_done
 printf 'make e2e-node done in %ss\n' "$(( $(date +%s) - total_start ))"

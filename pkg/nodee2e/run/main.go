@@ -31,7 +31,13 @@ limitations under the License.
 // stops, it removes the pods and restores the host, and removes what
 // upstream's HostPath specs leave in the host's /tmp.
 //
-//	run -out _output -test _output/e2e-node/e2e_node.test -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
+// With -procs N above 1 (the default is $E2E_PROCS, else 3) the Ginkgo CLI
+// (-ginkgo, built at the tree's Ginkgo version) runs the test binary in N
+// processes: the first starts the suite's services and kubelet, the others
+// use them, and [Serial] specs run alone at the end. With -procs 1 the test
+// binary runs by itself.
+//
+//	run -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
 package main
 
 import (
@@ -44,6 +50,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -70,6 +77,13 @@ func main() {
 	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
 	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
 	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
+	envProcs, err := procsFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(2)
+	}
+	procs := flag.Int("procs", envProcs, "the Ginkgo processes that run the specs; 1 runs the test binary by itself. $"+procsEnv+" sets the default")
+	ginkgoCLI := flag.String("ginkgo", "", "the Ginkgo CLI, for -procs above 1 (default: ginkgo beside the test binary)")
 	envRuntime, envEventsOff, err := node.RuntimeFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
@@ -91,11 +105,44 @@ func main() {
 		os.Exit(2)
 	}
 	o := node.Options{Runtime: rt, PodEventsOff: !*podEvents}
-	if err := run(*out, *testBinary, *focus, *skip, *gate, *timeout, o, tags, logf); err != nil {
+	if *procs < 1 {
+		fmt.Fprintf(os.Stderr, "e2e-node: -procs must be 1 or more, got %d\n", *procs)
+		os.Exit(2)
+	}
+	s := suite{focus: *focus, skip: *skip, timeout: *timeout, procs: *procs, ginkgo: *ginkgoCLI}
+	if err := run(*out, *testBinary, s, *gate, o, tags, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(1)
 	}
 	logf("done in %v", time.Since(start).Round(time.Second))
+}
+
+// procsEnv names the environment variable with the default of -procs.
+const procsEnv = "E2E_PROCS"
+
+// procsFromEnv is the default of -procs: $E2E_PROCS, else 3.
+func procsFromEnv() (int, error) {
+	v := os.Getenv(procsEnv)
+	if v == "" {
+		return 3, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: want a number of processes, 1 or more", procsEnv, v)
+	}
+	return n, nil
+}
+
+// suite is how the suite runs: which specs, for how long, and in how many
+// Ginkgo processes.
+type suite struct {
+	focus, skip string
+	timeout     time.Duration
+	// procs is the number of Ginkgo processes; above 1 the Ginkgo CLI runs
+	// the test binary.
+	procs int
+	// ginkgo is the Ginkgo CLI; empty means ginkgo beside the test binary.
+	ginkgo string
 }
 
 // agnhostImage is the reference of make node-deps' agnhost image, which
@@ -106,13 +153,28 @@ const agnhostImage = "localhost/agnhost:local"
 // is the host's /tmp, write there and may leave.
 var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
 
-func run(out, testBinary, focus, skip string, gate bool, timeout time.Duration, o node.Options, tags images, logf func(string, ...any)) (err error) {
+func run(out, testBinary string, s suite, gate bool, o node.Options, tags images, logf func(string, ...any)) (err error) {
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
 	kubelet := filepath.Join(dir, "kubelet")
 	if _, err := os.Stat(kubelet); err != nil {
 		return fmt.Errorf("the kubelet must be beside the test binary: %w", err)
+	}
+	if s.procs > 1 {
+		if s.ginkgo == "" {
+			s.ginkgo = filepath.Join(dir, "ginkgo")
+		}
+		if s.ginkgo, err = filepath.Abs(s.ginkgo); err != nil {
+			return err
+		}
+		if _, err := os.Stat(s.ginkgo); err != nil {
+			return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
+		}
+		// The Ginkgo CLI takes a precompiled suite only by this name.
+		if filepath.Ext(testBinary) != ".test" {
+			return fmt.Errorf("the Ginkgo CLI runs a test binary only if its name ends in .test, not %s", filepath.Base(testBinary))
+		}
 	}
 	kubeletExe, err := filepath.EvalSymlinks(kubelet)
 	if err != nil {
@@ -236,22 +298,21 @@ healthzPort: 10248
 		"--dns-domain=cluster.local",
 		"--report-dir=" + filepath.Join(dir, "report"),
 		fmt.Sprintf("--feature-gates=EventedVolumeManager=%t", gate),
-		"--ginkgo.focus=" + focus,
-		"--ginkgo.timeout=" + timeout.String(),
-		"--ginkgo.v",
-		"--ginkgo.no-color",
 	}
-	if skip != "" {
-		args = append(args, "--ginkgo.skip="+skip)
+	cmd, err := s.command(testBinary, scratch, args)
+	if err != nil {
+		return err
 	}
-	logf("running %s (focus %q, skip %q), its output in %s", filepath.Base(testBinary), focus, skip, filepath.Join(dir, "e2e.log"))
+	if s.procs > 1 {
+		logf("running %s in %d Ginkgo processes (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	} else {
+		logf("running %s (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	}
 	log, err := os.Create(filepath.Join(dir, "e2e.log"))
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(testBinary, args...)
-	cmd.Dir = scratch
 	cmd.Env = append(os.Environ(), "PATH="+path)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -276,8 +337,55 @@ healthzPort: 10248
 	}
 }
 
+// command is the command that runs the suite with its own arguments,
+// suiteArgs, in scratch, where the suite writes its kubeconfig,
+// kubelet-config and kubelet.conf.d.
+//
+// With one process it is the test binary with Ginkgo's flags. With more, it
+// is the Ginkgo CLI: ginkgo --procs=N ... scratch/e2e_node.test -- suiteArgs.
+// The CLI runs a precompiled test binary in the binary's directory, so
+// scratch gets a link to the test binary, and one to the kubelet, which the
+// suite looks for beside the binary it was started as.
+func (s suite) command(testBinary, scratch string, suiteArgs []string) (*exec.Cmd, error) {
+	if s.procs <= 1 {
+		args := append(append([]string{}, suiteArgs...),
+			"--ginkgo.focus="+s.focus,
+			"--ginkgo.timeout="+s.timeout.String(),
+			"--ginkgo.v",
+			"--ginkgo.no-color",
+		)
+		if s.skip != "" {
+			args = append(args, "--ginkgo.skip="+s.skip)
+		}
+		cmd := exec.Command(testBinary, args...)
+		cmd.Dir = scratch
+		return cmd, nil
+	}
+	link := filepath.Join(scratch, filepath.Base(testBinary))
+	if err := os.Symlink(testBinary, link); err != nil {
+		return nil, err
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(testBinary), "kubelet"), filepath.Join(scratch, "kubelet")); err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--procs=" + strconv.Itoa(s.procs),
+		"--timeout=" + s.timeout.String(),
+		"--focus=" + s.focus,
+	}
+	if s.skip != "" {
+		args = append(args, "--skip="+s.skip)
+	}
+	args = append(args, "-v", "--no-color", link, "--")
+	cmd := exec.Command(s.ginkgo, append(args, suiteArgs...)...)
+	cmd.Dir = scratch
+	return cmd, nil
+}
+
 // summary prints the suite's specs that ran, from its JUnit report, and the
-// totals from its log.
+// totals from its log. Under the Ginkgo CLI too, the suite's own reporter
+// (--report-dir) writes report/junit_01.xml, from the first process with
+// every process's specs, and the CLI prints the totals.
 func summary(dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
 	for _, f := range files {
