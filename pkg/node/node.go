@@ -36,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -335,7 +336,7 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 	}
 	n.daemon = p
 	n.host.notePID(name, p.pid())
-	if err := os.WriteFile(n.RuntimePIDFile(), []byte(fmt.Sprintf("%d\n", p.pid())), 0o644); err != nil {
+	if err := os.WriteFile(n.RuntimePIDFile(), []byte(strconv.Itoa(p.pid())), 0o644); err != nil {
 		return err
 	}
 	if n.opts.RestartRuntime {
