@@ -462,7 +462,7 @@ func (n *Node) Stop() error {
 		// at once on two cores.
 		if _, err := n.run(ctx, filepath.Join(n.bin, "crictl"), "--runtime-endpoint", "unix://"+n.Socket(),
 			"--timeout", "50s", "rmp", "--all", "--force"); err != nil {
-			n.opts.Logf("removing the pod sandboxes: %v", err)
+			n.opts.Logf("removing the pod sandboxes (the host's restore stops what is left): %s", firstLines(err.Error(), 3))
 		}
 		cancel()
 		n.daemon.stop(syscall.SIGTERM, 10*time.Second)
@@ -482,6 +482,15 @@ func (n *Node) run(ctx context.Context, name string, args ...string) (string, er
 			strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// firstLines returns the first n lines of s, and how many more there were.
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s\n... (%d more lines)", strings.Join(lines[:n], "\n"), len(lines)-n)
 }
 
 // waitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
