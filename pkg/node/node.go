@@ -484,13 +484,21 @@ func (n *Node) run(ctx context.Context, name string, args ...string) (string, er
 	return stdout.String(), nil
 }
 
-// firstLines returns the first n lines of s, and how many more there were.
+// firstLines returns the first n lines of s, each cut at 300 bytes, and how
+// many more lines there were.
 func firstLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
-	if len(lines) <= n {
-		return s
+	more := len(lines) - n
+	lines = lines[:min(n, len(lines))]
+	for i, l := range lines {
+		if len(l) > 300 {
+			lines[i] = l[:300] + fmt.Sprintf("... (%d more bytes)", len(l)-300)
+		}
 	}
-	return fmt.Sprintf("%s\n... (%d more lines)", strings.Join(lines[:n], "\n"), len(lines)-n)
+	if more <= 0 {
+		return strings.Join(lines, "\n")
+	}
+	return fmt.Sprintf("%s\n... (%d more lines)", strings.Join(lines, "\n"), more)
 }
 
 // waitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
