@@ -235,6 +235,27 @@ const oldResults = `{
     "mountEndToEnd": [0.2], "unmountEndToEnd": [1], "gapSeconds": 1}]
 }`
 
+// TestRuntimeRows names the runtime in the title and the runtime rows.
+func TestRuntimeRows(t *testing.T) {
+	mode := func(gate bool, cpu float64) Mode {
+		return withChurn(Mode{
+			Gate: gate, Runtime: "CRI-O (enable_pod_events=true)", Pods: 110, Volumes: 4, WindowSeconds: 60,
+			KubeletCPU: []float64{cpu}, RuntimeCPU: []float64{8}, ProfileSeconds: 60, ProfileCPUSeconds: 4,
+			VolumeManagerCPUSeconds: 1, Mount: []float64{0.1}, Unmount: []float64{0.1}, GapSeconds: 1,
+		}, 1)
+	}
+	md := Markdown(Result{Off: []Mode{mode(false, 5)}, On: []Mode{mode(true, 4)}})
+	for _, want := range []string{"CRI-O (enable_pod_events=true) and runc", "| idle CRI-O CPU (median of windows) |",
+		"CRI-O CPU while single pods are deleted"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "containerd") {
+		t.Errorf("markdown of a CRI-O run names containerd:\n%s", md)
+	}
+}
+
 func TestOldResults(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.json")
@@ -246,7 +267,10 @@ func TestOldResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := Markdown(r)
-	for _, want := range []string{"standalone kubelet at --v=3\n", "| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |"} {
+	for _, want := range []string{"standalone kubelet at --v=3\n", "| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |",
+		// containerdCPU, from before CRI-O, is read as the runtime's CPU.
+		"| idle containerd CPU (median of windows) | 1.00 CPU-s/min | 1.00 CPU-s/min | 1.0x |",
+		"containerd and runc, standalone kubelet"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
