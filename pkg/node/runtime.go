@@ -18,6 +18,7 @@ package node
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,6 +61,23 @@ func RuntimeFromEnv() (rt Runtime, podEventsOff bool, err error) {
 		podEventsOff = !on
 	}
 	return rt, podEventsOff, nil
+}
+
+// RuntimeFlags registers -runtime and -crio-pod-events on fs, their
+// defaults from NODE_RUNTIME and NODE_CRIO_POD_EVENTS. After fs is parsed,
+// the returned function gives the runtime and whether CRI-O's events are
+// off.
+func RuntimeFlags(fs *flag.FlagSet) func() (Runtime, bool, error) {
+	rt, eventsOff, envErr := RuntimeFromEnv()
+	name := fs.String("runtime", string(rt), "the container runtime: containerd or crio (default from $"+RuntimeEnv+")")
+	podEvents := fs.Bool("crio-pod-events", !eventsOff, "CRI-O's enable_pod_events (default from $"+PodEventsEnv+")")
+	return func() (Runtime, bool, error) {
+		if envErr != nil {
+			return "", false, envErr
+		}
+		rt, err := ParseRuntime(*name)
+		return rt, !*podEvents, err
+	}
 }
 
 // ParseRuntime parses a runtime's name; empty means Containerd.

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -72,18 +73,7 @@ func TestWriteArchiveRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(dir, "pause.tar")
-	if err := WriteArchive(archive, spec); err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(archive, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, cfg := writeAndRead(t, filepath.Join(dir, "pause.tar"), spec)
 	if cfg.OS != "linux" || cfg.Architecture != "amd64" || len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/pause" {
 		t.Fatalf("config = %+v", cfg.Config)
 	}
@@ -140,22 +130,8 @@ func TestAgnhostOnBusybox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	archive := filepath.Join(dir, "agnhost.tar")
-	if err := WriteArchive(archive, spec); err != nil {
-		t.Fatal(err)
-	}
-	bbArchive := filepath.Join(dir, "busybox.tar")
-	if err := WriteArchive(bbArchive, bb); err != nil {
-		t.Fatal(err)
-	}
-	img, err := tarball.ImageFromPath(archive, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, cfg := writeAndRead(t, filepath.Join(dir, "agnhost.tar"), spec)
+	bbImg, _ := writeAndRead(t, filepath.Join(dir, "busybox.tar"), bb)
 	if got := cfg.Config.Entrypoint; len(got) != 1 || got[0] != "/agnhost" {
 		t.Fatalf("entrypoint = %q, want [/agnhost]", got)
 	}
@@ -167,10 +143,6 @@ func TestAgnhostOnBusybox(t *testing.T) {
 		t.Fatalf("layers = %d (%v), want 2", len(layers), err)
 	}
 	// The lower layer is busybox's own, so the runtime stores it once.
-	bbImg, err := tarball.ImageFromPath(bbArchive, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bbLayers, err := bbImg.Layers()
 	if err != nil || len(bbLayers) != 1 {
 		t.Fatalf("busybox layers = %d (%v), want 1", len(bbLayers), err)
@@ -221,4 +193,21 @@ func TestAgnhostOnBusybox(t *testing.T) {
 	if _, err := Agnhost("localhost/agnhost:local", filepath.Join(dir, "agnhost"), Spec{Ref: "bare"}); err == nil {
 		t.Fatal("a base without /etc/passwd was accepted")
 	}
+}
+
+// writeAndRead writes spec's archive to path and reads the image back.
+func writeAndRead(t *testing.T, path string, spec Spec) (v1.Image, *v1.ConfigFile) {
+	t.Helper()
+	if err := WriteArchive(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	img, err := tarball.ImageFromPath(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, cfg
 }

@@ -48,12 +48,7 @@ func main() {
 	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
 	rounds := flag.Int("rounds", 1, "rounds; each runs the gate off, then on")
-	envRuntime, envEventsOff, err := node.RuntimeFromEnv()
-	if err != nil {
-		fail(err)
-	}
-	runtime := flag.String("runtime", string(envRuntime), "the container runtime: containerd or crio (default from $"+node.RuntimeEnv+")")
-	podEvents := flag.Bool("crio-pod-events", !envEventsOff, "CRI-O's enable_pod_events (default from $"+node.PodEventsEnv+")")
+	runtime := node.RuntimeFlags(flag.CommandLine)
 	reportOnly := flag.Bool("report", false, "only print the report of the results in -dir")
 	flag.Parse()
 
@@ -73,10 +68,10 @@ func main() {
 		report(r, o.Dir)
 		return
 	}
-	if o.Runtime, err = node.ParseRuntime(*runtime); err != nil {
+	var err error
+	if o.Runtime, o.PodEventsOff, err = runtime(); err != nil {
 		fail(err)
 	}
-	o.PodEventsOff = !*podEvents
 	if err := node.Preflight(o.Out, o.Runtime); err != nil {
 		fail(fmt.Errorf("%v (make node-bench builds them)", err))
 	}

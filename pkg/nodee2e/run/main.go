@@ -84,13 +84,7 @@ func main() {
 	}
 	procs := flag.Int("procs", envProcs, "the Ginkgo processes that run the specs; 1 runs the test binary by itself. $"+procsEnv+" sets the default")
 	ginkgoCLI := flag.String("ginkgo", "", "the Ginkgo CLI, for -procs above 1 (default: ginkgo beside the test binary)")
-	envRuntime, envEventsOff, err := node.RuntimeFromEnv()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e-node:", err)
-		os.Exit(2)
-	}
-	runtime := flag.String("runtime", string(envRuntime), "the container runtime: containerd or crio (default from $"+node.RuntimeEnv+")")
-	podEvents := flag.Bool("crio-pod-events", !envEventsOff, "CRI-O's enable_pod_events (default from $"+node.PodEventsEnv+")")
+	runtime := node.RuntimeFlags(flag.CommandLine)
 	tags := images{}
 	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
 	flag.Parse()
@@ -99,12 +93,12 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	rt, err := node.ParseRuntime(*runtime)
+	rt, eventsOff, err := runtime()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(2)
 	}
-	o := node.Options{Runtime: rt, PodEventsOff: !*podEvents}
+	o := node.Options{Runtime: rt, PodEventsOff: eventsOff}
 	if *procs < 1 {
 		fmt.Fprintf(os.Stderr, "e2e-node: -procs must be 1 or more, got %d\n", *procs)
 		os.Exit(2)
