@@ -10,11 +10,13 @@
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
 #   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
 #   make e2e-node   upstream's node e2e suite, offline: the gate's tests, "Kubelet Volume Manager" and upstream's volume conformance specs (root)
+#   make rebase-check  apply the series with git am -3 to v1.38.0-alpha.0 (REBASE_VERSION=...), report, build the kubelet
+#   make KUBE_VERSION=v1.37.2 [test|verify]  the same on another v1.37 patch release, in _output/kubernetes-v1.37.2
 #   make clean    remove _output/
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test bench node-deps node-smoke node-test node-bench e2e-node clean help
+.PHONY: all assemble kubelet export verify test bench rebase-check node-deps node-smoke node-test node-bench e2e-node clean help
 
 all: kubelet
 
@@ -37,6 +39,10 @@ verify: assemble
 ## test: run the project's tests and upstream's tests of the touched packages
 test: kubelet
 	@hack/test.sh
+
+## rebase-check: apply the series with git am -3 to v1.38.0-alpha.0 (or REBASE_VERSION), report per patch, build the kubelet
+rebase-check:
+	@hack/rebase-check.sh
 
 ## bench: the in-tree side-by-side benchmark, gate off vs on (110 and 500 pods); tables and charts in _output/bench
 bench: assemble

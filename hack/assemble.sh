@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Assembles _output/kubernetes: pristine Kubernetes v1.37.0 rebuilt offline from
+# Assembles _output/kubernetes: pristine Kubernetes v1.37.0 (or KUBE_VERSION, into
+# _output/kubernetes-<release>) rebuilt offline from
 # the Go module proxy (k8s.io/kubernetes plus the k8s.io/* staging modules), as a
-# git repository tagged v1.37.0, with one commit per patch of patches/ on top.
+# git repository tagged with the release, with one commit per patch of patches/ on top.
 #
 # It is idempotent:
 #   - an unchanged series reuses the tree as it is (with any commits made there);
@@ -15,27 +16,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 STAMP_SERIES="${TREE}/.git/evm-series"
 STAMP_HEAD="${TREE}/.git/evm-head"
 
-# module_dir PATH VERSION: downloads a module through the module proxy and
-# prints its directory in the module cache.
-module_dir() {
-  local mod="$1" ver="$2" json dir
-  if ! json=$(cd "${OUT}" && GOFLAGS=-mod=mod go mod download -json "${mod}@${ver}" 2>&1); then
-    die "cannot fetch module ${mod}@${ver} through the Go module proxy: ${json}
-  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
-  fi
-  dir=$(printf '%s\n' "${json}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-  if [ -z "${dir}" ] || [ ! -d "${dir}" ]; then
-    die "cannot fetch module ${mod}@${ver}: ${json}"
-  fi
-  printf '%s\n' "${dir}"
-}
-
-# staging_modules GOMOD: the k8s.io/* modules that go.mod replaces with
-# ./staging/src/k8s.io/<name>.
-staging_modules() {
-  sed -n '/^replace (/,/^)/p' "$1" | awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// {print $1}'
-}
-
 series_hash() {
   series_files | xargs -r cat | sha256sum | cut -d' ' -f1
 }
@@ -43,46 +23,6 @@ series_hash() {
 record_stamp() {
   series_hash > "${STAMP_SERIES}"
   tree_git rev-parse HEAD > "${STAMP_HEAD}"
-}
-
-# make_pristine DIR: writes pristine v1.37.0 into DIR as a git repository.
-make_pristine() {
-  local dir="$1" kdir mod sdir name
-  step "fetching k8s.io/kubernetes@${KUBE_VERSION} and its staging modules@${STAGING_VERSION}"
-  mkdir -p "${OUT}"
-  kdir=$(module_dir k8s.io/kubernetes "${KUBE_VERSION}")
-  cp -r "${kdir}" "${dir}"
-  chmod -R u+w "${dir}"
-  local n=0
-  for mod in $(staging_modules "${kdir}/go.mod"); do
-    name=${mod#k8s.io/}
-    sdir=$(module_dir "${mod}" "${STAGING_VERSION}")
-    mkdir -p "${dir}/staging/src/k8s.io/${name}"
-    cp -r "${sdir}/." "${dir}/staging/src/k8s.io/${name}/"
-    n=$((n + 1))
-  done
-  [ "${n}" -gt 0 ] || die "no staging modules found in the replace block of k8s.io/kubernetes@${KUBE_VERSION}/go.mod"
-  chmod -R u+w "${dir}"
-  # Module zips drop file modes; give scripts back their executable bit.
-  find "${dir}" -type f -name '*.sh' -exec chmod +x {} +
-  echo "    k8s.io/kubernetes and ${n} staging modules"
-  step_done
-
-  step "committing pristine ${KUBE_VERSION}"
-  git -C "${dir}" init -q -b "${TREE_BRANCH}"
-  git -C "${dir}" config user.name "Evented Volume Manager developers"
-  git -C "${dir}" config user.email "dev@evented-volume-manager.invalid"
-  git -C "${dir}" config core.abbrev 12
-  git -C "${dir}" -c core.safecrlf=false add -A -f .
-  GIT_AUTHOR_NAME="Kubernetes Authors" GIT_AUTHOR_EMAIL="kubernetes@kubernetes.invalid" \
-    GIT_AUTHOR_DATE="${PRISTINE_DATE}" GIT_COMMITTER_DATE="${PRISTINE_DATE}" \
-    git -C "${dir}" commit -q -m "Kubernetes ${KUBE_VERSION}
-
-Rebuilt from the Go module proxy: k8s.io/kubernetes@${KUBE_VERSION} with the
-k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io."
-  git -C "${dir}" tag "${KUBE_VERSION}"
-  echo "    $(git -C "${dir}" rev-parse --short "${KUBE_VERSION}") ${KUBE_VERSION}"
-  step_done
 }
 
 # apply_series DIR: resets DIR's branch to the tag and applies every patch.
@@ -113,7 +53,7 @@ exported_matches() {
 main() {
   mkdir -p "${OUT}" "${PATCHES}"
   if [ ! -d "${TREE}/.git" ] || ! tree_git rev-parse -q --verify "refs/tags/${KUBE_VERSION}" >/dev/null; then
-    local tmp="${OUT}/kubernetes.tmp"
+    local tmp="${TREE}.tmp"
     rm -rf "${tmp}"
     trap 'rm -rf "${tmp}"' EXIT
     make_pristine "${tmp}"

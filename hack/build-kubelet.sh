@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds _output/bin/kubelet from the assembled tree, with version ldflags the
-# way upstream's hack/lib/version.sh sets them. The version is v1.37.0 plus
+# Builds _output/bin/kubelet (_output/bin/kubelet-<release> for another
+# KUBE_VERSION) from the assembled tree, with version ldflags the way
+# upstream's hack/lib/version.sh sets them. The version is the release plus
 # our suffix: v1.37.0-evm.<commits past the tag>+<commit>[-dirty].
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,10 +31,10 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ldflags+=" -X '${pkg}.gitMinor=${minor}'"
 done
 
-step "building _output/bin/kubelet ${version} (cold: about 7 minutes on 2 cores)"
-mkdir -p "${OUT}/bin"
-(cd "${TREE}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${OUT}/bin/kubelet.new" ./cmd/kubelet) ||
+step "building ${KUBELET#"${ROOT}/"} ${version} (cold: about 7 minutes on 2 cores)"
+mkdir -p "$(dirname "${KUBELET}")"
+(cd "${TREE}" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags}" -o "${KUBELET}.new" ./cmd/kubelet) ||
   die "the kubelet does not build from ${TREE#"${ROOT}/"}; fix the tree (or the patch) and rerun make."
-mv "${OUT}/bin/kubelet.new" "${OUT}/bin/kubelet"
-"${OUT}/bin/kubelet" --version
+mv "${KUBELET}.new" "${KUBELET}"
+"${KUBELET}" --version
 step_done

@@ -46,7 +46,7 @@ total_start=$(date +%s)
 step "building e2e_node.test from the tree (about 4 minutes warm)"
 (cd "${TREE}" && go test -c -o "${E2E}/e2e_node.test" ./test/e2e_node/) ||
   die "building test/e2e_node failed; see the compiler's output above."
-ln -sf "${OUT}/bin/kubelet" "${E2E}/kubelet"
+ln -sf "${KUBELET}" "${E2E}/kubelet"
 step_done
 
 if [ "${E2E_PROCS}" -gt 1 ]; then

@@ -13,6 +13,9 @@ if [ "${1:-}" = "--to" ]; then
   dest="$2"
 fi
 
+if [ "${dest}" = "${PATCHES}" ] && [ "${KUBE_VERSION}" != "${SERIES_BASE}" ]; then
+  die "patches/ is kept against ${SERIES_BASE}: export from its tree (make export, without KUBE_VERSION)."
+fi
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 if [ -n "$(tree_git status --porcelain --untracked-files=no)" ]; then
   echo "warning: ${TREE#"${ROOT}/"} has uncommitted edits; only commits are exported." >&2

@@ -7,12 +7,20 @@ set -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="${ROOT}/_output"
-TREE="${OUT}/kubernetes"
 PATCHES="${ROOT}/patches"
 
-# The upstream release the series applies to.
-KUBE_VERSION=v1.37.0
-STAGING_VERSION=v0.37.0
+# The upstream release the series is kept against: patches/ is exported from
+# its tree. `make KUBE_VERSION=v1.37.2` assembles, builds and tests the series
+# on another release, in a tree and with a kubelet of its own; the staging
+# modules follow the release (v1.37.2: v0.37.2).
+SERIES_BASE=v1.37.0
+KUBE_VERSION=${KUBE_VERSION:-${SERIES_BASE}}
+STAGING_VERSION=${STAGING_VERSION:-v0.${KUBE_VERSION#v1.}}
+# VERSION_SUFFIX names what is built per release: empty on the series' base.
+VERSION_SUFFIX=""
+[ "${KUBE_VERSION}" = "${SERIES_BASE}" ] || VERSION_SUFFIX="-${KUBE_VERSION}"
+TREE="${OUT}/kubernetes${VERSION_SUFFIX}"
+KUBELET="${OUT}/bin/kubelet${VERSION_SUFFIX}"
 # The branch in the assembled tree that carries the series.
 TREE_BRANCH=evented-volume-manager
 
@@ -59,4 +67,66 @@ am_series() {
     fi
     echo "    $(git -C "${dir}" log -1 --format='%h %s')"
   done < <(series_files)
+}
+
+# module_dir PATH VERSION: downloads a module through the module proxy and
+# prints its directory in the module cache.
+module_dir() {
+  local mod="$1" ver="$2" json dir
+  if ! json=$(cd "${OUT}" && GOFLAGS=-mod=mod go mod download -json "${mod}@${ver}" 2>&1); then
+    die "cannot fetch module ${mod}@${ver} through the Go module proxy: ${json}
+  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
+  fi
+  dir=$(printf '%s\n' "${json}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  if [ -z "${dir}" ] || [ ! -d "${dir}" ]; then
+    die "cannot fetch module ${mod}@${ver}: ${json}"
+  fi
+  printf '%s\n' "${dir}"
+}
+
+# staging_modules GOMOD: the k8s.io/* modules that go.mod replaces with
+# ./staging/src/k8s.io/<name>.
+staging_modules() {
+  sed -n '/^replace (/,/^)/p' "$1" | awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// {print $1}'
+}
+
+# make_pristine DIR: writes the pristine release KUBE_VERSION into DIR as a git
+# repository tagged KUBE_VERSION.
+make_pristine() {
+  local dir="$1" kdir mod sdir name
+  step "fetching k8s.io/kubernetes@${KUBE_VERSION} and its staging modules@${STAGING_VERSION}"
+  mkdir -p "${OUT}"
+  kdir=$(module_dir k8s.io/kubernetes "${KUBE_VERSION}")
+  cp -r "${kdir}" "${dir}"
+  chmod -R u+w "${dir}"
+  local n=0
+  for mod in $(staging_modules "${kdir}/go.mod"); do
+    name=${mod#k8s.io/}
+    sdir=$(module_dir "${mod}" "${STAGING_VERSION}")
+    mkdir -p "${dir}/staging/src/k8s.io/${name}"
+    cp -r "${sdir}/." "${dir}/staging/src/k8s.io/${name}/"
+    n=$((n + 1))
+  done
+  [ "${n}" -gt 0 ] || die "no staging modules found in the replace block of k8s.io/kubernetes@${KUBE_VERSION}/go.mod"
+  chmod -R u+w "${dir}"
+  # Module zips drop file modes; give scripts back their executable bit.
+  find "${dir}" -type f -name '*.sh' -exec chmod +x {} +
+  echo "    k8s.io/kubernetes and ${n} staging modules"
+  step_done
+
+  step "committing pristine ${KUBE_VERSION}"
+  git -C "${dir}" init -q -b "${TREE_BRANCH}"
+  git -C "${dir}" config user.name "Evented Volume Manager developers"
+  git -C "${dir}" config user.email "dev@evented-volume-manager.invalid"
+  git -C "${dir}" config core.abbrev 12
+  git -C "${dir}" -c core.safecrlf=false add -A -f .
+  GIT_AUTHOR_NAME="Kubernetes Authors" GIT_AUTHOR_EMAIL="kubernetes@kubernetes.invalid" \
+    GIT_AUTHOR_DATE="${PRISTINE_DATE}" GIT_COMMITTER_DATE="${PRISTINE_DATE}" \
+    git -C "${dir}" commit -q -m "Kubernetes ${KUBE_VERSION}
+
+Rebuilt from the Go module proxy: k8s.io/kubernetes@${KUBE_VERSION} with the
+k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io."
+  git -C "${dir}" tag "${KUBE_VERSION}"
+  echo "    $(git -C "${dir}" rev-parse --short "${KUBE_VERSION}") ${KUBE_VERSION}"
+  step_done
 }

@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
-[ -x "${OUT}/bin/kubelet" ] || die "_output/bin/kubelet does not exist: run make first."
+[ -x "${KUBELET}" ] || die "${KUBELET#"${ROOT}/"} does not exist: run make first."
 total_start=$(date +%s)
 
 # touched_packages: the in-tree packages the series touches: the directory of
@@ -30,9 +30,9 @@ touched_packages() {
   done | LC_ALL=C sort -u
 }
 
-step "root module: go vet and go test ./... (drives _output/bin/kubelet)"
+step "root module: go vet and go test ./... (drives ${KUBELET#"${ROOT}/"})"
 (cd "${ROOT}" && go vet ./...)
-(cd "${ROOT}" && EVM_KUBELET="${OUT}/bin/kubelet" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
 step_done
 
 # A short real-node smoke test: containerd, runc and the patched kubelet with
@@ -77,13 +77,13 @@ fi
 step_done
 
 step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side (2 to 8 minutes)"
-pristine="${OUT}/pristine"
+pristine="${OUT}/pristine${VERSION_SUFFIX}"
 if [ ! -d "${pristine}" ]; then
   tree_git worktree prune
   tree_git worktree add -q --detach "${pristine}" "${KUBE_VERSION}"
 fi
-(cd "${pristine}" && go test -c -o "${OUT}/pristine-volumemanager.test" ./pkg/kubelet/volumemanager/)
-(cd "${TREE}" && go test -c -o "${OUT}/series-volumemanager.test" ./pkg/kubelet/volumemanager/)
+(cd "${pristine}" && go test -c -o "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
+(cd "${TREE}" && go test -c -o "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
 sub="${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}"
 # The known flake: WaitForAttachAndMount times out because the 20 goroutines
 # that each report only their own volume as in use overwrite one another, so
@@ -96,20 +96,20 @@ run_known() {
   local name="$1" dir="$2" bin="$3" pattern="$4" attempt rc
   for attempt in 1 2 3; do
     rc=0
-    (cd "${dir}/pkg/kubelet/volumemanager" && "${bin}" -test.run "${pattern}" >"${OUT}/known-${name}.log" 2>&1) || rc=$?
+    (cd "${dir}/pkg/kubelet/volumemanager" && "${bin}" -test.run "${pattern}" >"${OUT}/known${VERSION_SUFFIX}-${name}.log" 2>&1) || rc=$?
     [ "${rc}" = 0 ] && break
-    if ! grep -q "${KNOWN_FLAKE}" "${OUT}/known-${name}.log" || grep -qE '^(panic:|WARNING: DATA RACE)' "${OUT}/known-${name}.log"; then
-      echo "other failure (attempt ${attempt})" >"${OUT}/known-${name}.verdict"
+    if ! grep -q "${KNOWN_FLAKE}" "${OUT}/known${VERSION_SUFFIX}-${name}.log" || grep -qE '^(panic:|WARNING: DATA RACE)' "${OUT}/known${VERSION_SUFFIX}-${name}.log"; then
+      echo "other failure (attempt ${attempt})" >"${OUT}/known${VERSION_SUFFIX}-${name}.verdict"
       return
     fi
   done
-  if [ "${rc}" = 0 ]; then echo "pass (attempt ${attempt})"; else echo "the known flake (3 attempts)"; fi >"${OUT}/known-${name}.verdict"
+  if [ "${rc}" = 0 ]; then echo "pass (attempt ${attempt})"; else echo "the known flake (3 attempts)"; fi >"${OUT}/known${VERSION_SUFFIX}-${name}.verdict"
 }
-run_known pristine "${pristine}" "${OUT}/pristine-volumemanager.test" "^${sub}" &
-run_known off "${TREE}" "${OUT}/series-volumemanager.test" "^${sub}" &
-run_known on "${TREE}" "${OUT}/series-volumemanager.test" "^TestUpstreamTestsWithEventedVolumeManager/${sub}" &
+run_known pristine "${pristine}" "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
+run_known off "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
+run_known on "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^TestUpstreamTestsWithEventedVolumeManager/${sub}" &
 wait
-p=$(cat "${OUT}/known-pristine.verdict"); off=$(cat "${OUT}/known-off.verdict"); on=$(cat "${OUT}/known-on.verdict")
+p=$(cat "${OUT}/known${VERSION_SUFFIX}-pristine.verdict"); off=$(cat "${OUT}/known${VERSION_SUFFIX}-off.verdict"); on=$(cat "${OUT}/known${VERSION_SUFFIX}-on.verdict")
 echo "    ${sub}:"
 echo "      pristine ${KUBE_VERSION}: ${p}"
 echo "      series, gate off:  ${off}"
@@ -118,9 +118,9 @@ echo "      series, gate on:   ${on}"
 # signal: it is printed. What fails make test is a failure of the series
 # that is not the known flake (a panic, a race, a wrong error).
 for mode in off on; do
-  if [[ "$(cat "${OUT}/known-${mode}.verdict")" == other* ]]; then
-    tail -n 40 "${OUT}/known-${mode}.log" >&2
-    die "the series (gate ${mode}) fails ${sub} in a way that is not the known flake; the log is ${OUT#"${ROOT}/"}/known-${mode}.log"
+  if [[ "$(cat "${OUT}/known${VERSION_SUFFIX}-${mode}.verdict")" == other* ]]; then
+    tail -n 40 "${OUT}/known${VERSION_SUFFIX}-${mode}.log" >&2
+    die "the series (gate ${mode}) fails ${sub} in a way that is not the known flake; the log is ${OUT#"${ROOT}/"}/known${VERSION_SUFFIX}-${mode}.log"
   fi
 done
 step_done

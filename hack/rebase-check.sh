@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Applies the series with git am -3 to another upstream release, by default
+# v1.38.0-alpha.0 (master as of August 2026), the way a reviewer would rebase
+# it: each patch on its own, a conflicting one reported and left out. It
+# reports, per patch, whether it applied cleanly, applied only with a
+# three-way merge, or conflicts (and in which files), and builds the kubelet
+# and vets the changed packages when every patch applies.
+#
+#   make rebase-check                               # v1.38.0-alpha.0
+#   make rebase-check REBASE_VERSION=v1.37.2
+#
+# The tree is _output/rebase-<release>, the report _output/rebase-<release>.md.
+
+export KUBE_VERSION="${REBASE_VERSION:-v1.38.0-alpha.0}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+dir="${OUT}/rebase-${KUBE_VERSION}"
+report="${OUT}/rebase-${KUBE_VERSION}.md"
+log="${OUT}/rebase-${KUBE_VERSION}.am.log"
+total_start=$(date +%s)
+
+if [ ! -d "${dir}/.git" ] || ! git -C "${dir}" rev-parse -q --verify "refs/tags/${KUBE_VERSION}" >/dev/null; then
+  rm -rf "${dir}.tmp"
+  trap 'rm -rf "${dir}.tmp"' EXIT
+  make_pristine "${dir}.tmp"
+  rm -rf "${dir}"
+  mv "${dir}.tmp" "${dir}"
+  trap - EXIT
+fi
+
+step "applying $(series_files | wc -l) patches to ${KUBE_VERSION} with git am -3"
+git -C "${dir}" am --abort >/dev/null 2>&1 || true
+git -C "${dir}" checkout -q -f -B rebase-check "${KUBE_VERSION}"
+conflicts=0
+rows=""
+while IFS= read -r p; do
+  name=$(basename "${p}")
+  if git -C "${dir}" am -3 -q --committer-date-is-author-date --keep-non-patch "${p}" >"${log}" 2>&1; then
+    if grep -q "Falling back to patching base and 3-way merge" "${log}"; then
+      outcome="applies with a three-way merge"
+    else
+      outcome="applies cleanly"
+    fi
+  else
+    files=$(git -C "${dir}" diff --name-only --diff-filter=U | tr '\n' ' ')
+    [ -n "${files}" ] || files=$(grep -E '^(error|fatal):' "${log}" | head -3 | tr '\n' ' ')
+    git -C "${dir}" am --abort >/dev/null 2>&1 || true
+    outcome="conflicts: ${files% }"
+    conflicts=$((conflicts + 1))
+  fi
+  printf '    %-72s %s\n' "${name}" "${outcome}"
+  rows+="| \`${name}\` | ${outcome} |"$'\n'
+done < <(series_files)
+step_done
+
+built="not built: ${conflicts} patch(es) conflict"
+if [ "${conflicts}" = 0 ]; then
+  step "building the kubelet on ${KUBE_VERSION} and vetting the packages the series changes"
+  pkgs=$(git -C "${dir}" diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go' |
+    xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
+  if (cd "${dir}" && CGO_ENABLED=0 go build -trimpath -o "${OUT}/bin/kubelet-rebase-${KUBE_VERSION}" ./cmd/kubelet) &&
+    (cd "${dir}" && go vet ${pkgs}); then
+    built="built (\`$("${OUT}/bin/kubelet-rebase-${KUBE_VERSION}" --version)\`), and \`go vet\` passes on the changed packages"
+  else
+    built="does not build or vet: see the output above"
+    conflicts=-1
+  fi
+  step_done
+fi
+
+{
+  echo "### The series on ${KUBE_VERSION} (\`make rebase-check\`)"
+  echo
+  echo "| patch | \`git am -3\` |"
+  echo "|---|---|"
+  printf '%s' "${rows}"
+  echo
+  echo "The kubelet: ${built}."
+} >"${report}"
+echo "    report: ${report#"${ROOT}/"}"
+printf 'rebase-check on %s done in %ss\n' "${KUBE_VERSION}" "$(( $(date +%s) - total_start ))"
+[ "${conflicts}" = 0 ] || die "the series does not apply and build on ${KUBE_VERSION} as it is: see ${report#"${ROOT}/"}."
