@@ -55,7 +55,7 @@ main() {
   if [ ! -d "${TREE}/.git" ] || ! tree_git rev-parse -q --verify "refs/tags/${KUBE_VERSION}" >/dev/null; then
     local tmp="${TREE}.tmp"
     rm -rf "${tmp}"
-    trap 'rm -rf "${tmp}"' EXIT
+    trap "rm -rf '${tmp}'" EXIT
     make_pristine "${tmp}"
     apply_series "${tmp}"
     rm -rf "${TREE}"

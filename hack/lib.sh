@@ -69,19 +69,55 @@ am_series() {
   done < <(series_files)
 }
 
-# module_dir PATH VERSION: downloads a module through the module proxy and
-# prints its directory in the module cache.
-module_dir() {
+# try_module_dir PATH VERSION: downloads a module through the module proxy
+# and prints its directory in the module cache; on failure it prints the
+# proxy's answer and fails.
+try_module_dir() {
   local mod="$1" ver="$2" json dir
   if ! json=$(cd "${OUT}" && GOFLAGS=-mod=mod go mod download -json "${mod}@${ver}" 2>&1); then
-    die "cannot fetch module ${mod}@${ver} through the Go module proxy: ${json}
-  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
+    printf '%s\n' "${json}"
+    return 1
   fi
   dir=$(printf '%s\n' "${json}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
   if [ -z "${dir}" ] || [ ! -d "${dir}" ]; then
-    die "cannot fetch module ${mod}@${ver}: ${json}"
+    printf '%s\n' "${json}"
+    return 1
   fi
   printf '%s\n' "${dir}"
+}
+
+# module_dir PATH VERSION: try_module_dir, or fail with what to do next.
+module_dir() {
+  local out
+  out=$(try_module_dir "$1" "$2") ||
+    die "cannot fetch module $1@$2 through the Go module proxy: ${out}
+  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
+  printf '%s\n' "${out}"
+}
+
+# staging_module_dir PATH: the staging module at STAGING_VERSION or, when the
+# proxy refuses that version (it refuses some with 403), at the nearest
+# earlier patch release of the same minor that it serves. A substitute is
+# printed, and make_pristine names it in the pristine commit: it must be one
+# the build does not use (the kubelet uses none of the sample modules).
+staging_module_dir() {
+  local mod="$1" out patch ver
+  if out=$(try_module_dir "${mod}" "${STAGING_VERSION}"); then
+    printf '%s\n' "${out}"
+    return
+  fi
+  patch=${STAGING_VERSION##*.}
+  while [ "${patch}" -gt 0 ]; do
+    patch=$((patch - 1))
+    ver="${STAGING_VERSION%.*}.${patch}"
+    if out=$(try_module_dir "${mod}" "${ver}"); then
+      echo "    warning: the proxy refuses ${mod}@${STAGING_VERSION}; using ${ver}, the nearest it serves" >&2
+      printf '%s\n' "${out}"
+      return
+    fi
+  done
+  die "cannot fetch module ${mod}@${STAGING_VERSION}, nor an earlier patch release of it, through the Go module proxy.
+  Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
 }
 
 # staging_modules GOMOD: the k8s.io/* modules that go.mod replaces with
@@ -99,10 +135,11 @@ make_pristine() {
   kdir=$(module_dir k8s.io/kubernetes "${KUBE_VERSION}")
   cp -r "${kdir}" "${dir}"
   chmod -R u+w "${dir}"
-  local n=0
+  local n=0 substitutes=""
   for mod in $(staging_modules "${kdir}/go.mod"); do
     name=${mod#k8s.io/}
-    sdir=$(module_dir "${mod}" "${STAGING_VERSION}")
+    sdir=$(staging_module_dir "${mod}")
+    [ "${sdir##*@}" = "${STAGING_VERSION}" ] || substitutes+="${mod}@${sdir##*@} "
     mkdir -p "${dir}/staging/src/k8s.io/${name}"
     cp -r "${sdir}/." "${dir}/staging/src/k8s.io/${name}/"
     n=$((n + 1))
@@ -112,6 +149,13 @@ make_pristine() {
   # Module zips drop file modes; give scripts back their executable bit.
   find "${dir}" -type f -name '*.sh' -exec chmod +x {} +
   echo "    k8s.io/kubernetes and ${n} staging modules"
+  local note=""
+  if [ -n "${substitutes}" ]; then
+    echo "    refused by the proxy at ${STAGING_VERSION}, taken at the nearest earlier release: ${substitutes% }"
+    note="
+Refused by the proxy at ${STAGING_VERSION}, taken at the nearest earlier patch
+release: ${substitutes% }."
+  fi
   step_done
 
   step "committing pristine ${KUBE_VERSION}"
@@ -125,7 +169,7 @@ make_pristine() {
     git -C "${dir}" commit -q -m "Kubernetes ${KUBE_VERSION}
 
 Rebuilt from the Go module proxy: k8s.io/kubernetes@${KUBE_VERSION} with the
-k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io."
+k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io.${note}"
   git -C "${dir}" tag "${KUBE_VERSION}"
   echo "    $(git -C "${dir}" rev-parse --short "${KUBE_VERSION}") ${KUBE_VERSION}"
   step_done
