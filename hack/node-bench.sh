@@ -14,6 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || die "node-bench needs root (it runs containerd, runc and a kubelet)."
 step "real-node benchmark, gate off then on (flags: ${NODE_BENCH_FLAGS:-defaults})"
 # shellcheck disable=SC2086 # the flags are words
-(cd "${ROOT}" && go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" ${NODE_BENCH_FLAGS:-}) ||
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" ${NODE_BENCH_FLAGS:-}) ||
   die "node-bench failed; the nodes' logs are under _output/node-bench/work-gate-*/logs."
 step_done

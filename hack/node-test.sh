@@ -16,7 +16,7 @@ mode="${EVM_NODE:-full}"
 [ "$(id -u)" = 0 ] || die "the real-node tests need root (they run containerd, runc and a kubelet)."
 step "real-node tests (EVM_NODE=${mode}, gate on; about $([ "${mode}" = full ] && echo 2 minutes || echo 10 seconds))"
 rc=0
-(cd "${ROOT}" && EVM_NODE="${mode}" go test -count=1 -v -timeout 30m ./test/node/ 2>&1) |
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_NODE="${mode}" go test -count=1 -v -timeout 30m ./test/node/ 2>&1) |
   grep -vE '^=== (RUN|PAUSE|CONT)' | sed 's/^/    /' || rc=$?
 [ "${rc}" = 0 ] || die "the real-node tests failed; the nodes' logs are under _output/node/<test>/logs."
 step_done

@@ -28,6 +28,16 @@ if [ ! -d "${dir}/.git" ] || ! git -C "${dir}" rev-parse -q --verify "refs/tags/
   trap - EXIT
 fi
 
+# git am -3 falls back to a three-way merge only if it finds the blobs the
+# patches were made against: fetch the series' base from its tree.
+base_tree="${OUT}/kubernetes"
+if [ -d "${base_tree}/.git" ]; then
+  git -C "${dir}" fetch -q --no-tags "${base_tree}" "refs/tags/${SERIES_BASE}:refs/tags/base-${SERIES_BASE}" ||
+    echo "warning: cannot fetch ${SERIES_BASE} from ${base_tree#"${ROOT}/"}; git am -3 cannot fall back to a three-way merge" >&2
+else
+  echo "warning: ${base_tree#"${ROOT}/"} does not exist (run make first); git am -3 cannot fall back to a three-way merge" >&2
+fi
+
 step "applying $(series_files | wc -l) patches to ${KUBE_VERSION} with git am -3"
 git -C "${dir}" am --abort >/dev/null 2>&1 || true
 git -C "${dir}" checkout -q -f -B rebase-check "${KUBE_VERSION}"

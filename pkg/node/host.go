@@ -649,6 +649,11 @@ func (before Snapshot) Restored(out, work string) error {
 			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", b, pids))
 		}
 	}
+	if kubelet := KubeletBinary(out); kubelet != filepath.Join(out, "bin", "kubelet") {
+		if pids := ProcessesOf(kubelet); len(pids) > 0 {
+			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", kubelet, pids))
+		}
+	}
 	if pids := monitorsOf(conmonPath, work); len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("conmon still runs (pid %v)", pids))
 	}

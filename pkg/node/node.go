@@ -94,6 +94,19 @@ const (
 	healthzPort = 10248
 )
 
+// KubeletEnv names the environment variable that, when set, is the kubelet
+// binary a Node runs instead of Out/bin/kubelet: make KUBE_VERSION=v1.37.2
+// sets it to that release's kubelet.
+const KubeletEnv = "EVM_KUBELET"
+
+// KubeletBinary is the kubelet a Node runs: $EVM_KUBELET, or Out/bin/kubelet.
+func KubeletBinary(out string) string {
+	if p := os.Getenv(KubeletEnv); p != "" {
+		return p
+	}
+	return filepath.Join(out, "bin", "kubelet")
+}
+
 // Binaries are the programs in Out/bin any Node may run: the kubelet and
 // every runtime's.
 var Binaries = func() []string {
@@ -139,7 +152,14 @@ func Preflight(out string, rt Runtime) error {
 		return errors.New("a real node needs root: it runs a container runtime, runc and a kubelet")
 	}
 	d := driverFor(rt)
-	for _, b := range append([]string{"kubelet"}, d.binaries()...) {
+	if kubelet := KubeletBinary(out); kubelet != filepath.Join(out, "bin", "kubelet") {
+		if _, err := os.Stat(kubelet); err != nil {
+			return fmt.Errorf("the kubelet %s ($%s) is missing: run make with the same KUBE_VERSION first", kubelet, KubeletEnv)
+		}
+	} else if _, err := os.Stat(kubelet); err != nil {
+		return fmt.Errorf("%s is missing: run make first", filepath.Join("_output", "bin", "kubelet"))
+	}
+	for _, b := range d.binaries() {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
 			deps := "make node-deps"
 			if rt == CRIO {
@@ -401,7 +421,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		return errors.New("the kubelet is already running")
 	}
 	n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
-	p, err := startProcess("kubelet", n.KubeletLog(), nil, filepath.Join(n.bin, "kubelet"),
+	p, err := startProcess("kubelet", n.KubeletLog(), nil, KubeletBinary(filepath.Dir(n.bin)),
 		"--config", filepath.Join(n.work, "kubelet", "config.yaml"),
 		"--root-dir", n.KubeletRoot(),
 		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
