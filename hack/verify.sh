@@ -65,6 +65,8 @@ upstream_changes=$(tree_git diff --numstat --diff-filter=M "${KUBE_VERSION}..HEA
 printf '%s\n' "${upstream_changes}" | awk 'NF == 3 {printf "    %5d  %s\n", $1 + $2, $3}'
 upstream_lines=$(printf '%s\n' "${upstream_changes}" | awk 'NF == 3 {n += $1 + $2} END {print n + 0}')
 echo "    ${upstream_lines} lines changed in $(printf '%s\n' "${upstream_changes}" | grep -c . || true) upstream files"
+new_files=$(tree_git diff --numstat --diff-filter=A "${KUBE_VERSION}..HEAD")
+echo "    the series' own files: $(printf '%s\n' "${new_files}" | grep -v '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d files", n, f}') besides tests, $(printf '%s\n' "${new_files}" | grep '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d test files", n, f}')"
 [ "${upstream_lines}" -lt "${UPSTREAM_LINES_LIMIT}" ] ||
   die "the series changes ${upstream_lines} lines of upstream's files: move the mechanism into new files."
 step_done
