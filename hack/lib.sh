@@ -97,26 +97,35 @@ module_dir() {
 
 # staging_module_dir PATH: the staging module at STAGING_VERSION or, when the
 # proxy refuses that version (it refuses some with 403), at the nearest
-# earlier patch release of the same minor that it serves. A substitute is
-# printed, and make_pristine names it in the pristine commit: it must be one
-# the build does not use (the kubelet uses none of the sample modules).
+# earlier release it serves: an earlier patch release of the same minor or,
+# for a pre-release such as v0.38.0-alpha.0, the newest patch release of the
+# minor before it. A substitute is printed, and make_pristine names it in the
+# pristine commit; the build shows whether the kubelet can use it.
 staging_module_dir() {
-  local mod="$1" out patch ver
+  local mod="$1" out ver base minor patch candidates=()
   if out=$(try_module_dir "${mod}" "${STAGING_VERSION}"); then
     printf '%s\n' "${out}"
     return
   fi
-  patch=${STAGING_VERSION##*.}
-  while [ "${patch}" -gt 0 ]; do
-    patch=$((patch - 1))
-    ver="${STAGING_VERSION%.*}.${patch}"
+  base=${STAGING_VERSION%%-*}
+  minor=$(echo "${base}" | cut -d. -f2)
+  patch=$(echo "${base}" | cut -d. -f3)
+  if [ "${base}" != "${STAGING_VERSION}" ]; then
+    for patch in 9 8 7 6 5 4 3 2 1 0; do candidates+=("v0.$((minor - 1)).${patch}"); done
+  else
+    while [ "${patch}" -gt 0 ]; do
+      patch=$((patch - 1))
+      candidates+=("v0.${minor}.${patch}")
+    done
+  fi
+  for ver in "${candidates[@]}"; do
     if out=$(try_module_dir "${mod}" "${ver}"); then
       echo "    warning: the proxy refuses ${mod}@${STAGING_VERSION}; using ${ver}, the nearest it serves" >&2
       printf '%s\n' "${out}"
       return
     fi
   done
-  die "cannot fetch module ${mod}@${STAGING_VERSION}, nor an earlier patch release of it, through the Go module proxy.
+  die "cannot fetch module ${mod}@${STAGING_VERSION}, nor an earlier release of it, through the Go module proxy.
   Check GOPROXY ($(go env GOPROXY)) and the network, then rerun make."
 }
 

@@ -45,7 +45,7 @@ conflicts=0
 rows=""
 while IFS= read -r p; do
   name=$(basename "${p}")
-  if git -C "${dir}" am -3 -q --committer-date-is-author-date --keep-non-patch "${p}" >"${log}" 2>&1; then
+  if git -C "${dir}" am -3 --committer-date-is-author-date --keep-non-patch "${p}" >"${log}" 2>&1; then
     if grep -q "Falling back to patching base and 3-way merge" "${log}"; then
       outcome="applies with a three-way merge"
     else
