@@ -32,7 +32,7 @@ touched_packages() {
 
 step "root module: go vet and go test ./... (drives ${KUBELET#"${ROOT}/"})"
 (cd "${ROOT}" && go vet ./...)
-(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_KUBE_VERSION="${KUBE_VERSION}" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
 step_done
 
 # A short real-node smoke test: containerd, runc and the patched kubelet with

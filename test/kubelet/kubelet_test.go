@@ -72,9 +72,14 @@ func TestVersion(t *testing.T) {
 	if failed {
 		t.Fatalf("kubelet --version failed:\n%s", out)
 	}
-	re := regexp.MustCompile(`^Kubernetes v1\.37\.0-evm\.[0-9]+\+[0-9a-f]{12}(-dirty)?\n$`)
+	// make KUBE_VERSION=v1.37.2 test builds and tests another release.
+	release := os.Getenv("EVM_KUBE_VERSION")
+	if release == "" {
+		release = "v1.37.0"
+	}
+	re := regexp.MustCompile(`^Kubernetes ` + regexp.QuoteMeta(release) + `-evm\.[0-9]+\+[0-9a-f]{12}(-dirty)?\n$`)
 	if !re.MatchString(out) {
-		t.Errorf("kubelet --version = %q, want v1.37.0 with the evm suffix (%s)", out, re)
+		t.Errorf("kubelet --version = %q, want %s with the evm suffix (%s)", out, release, re)
 	}
 }
 
