@@ -28,6 +28,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"evented-volume-manager/pkg/node"
 )
 
 // kubeletBinary returns the kubelet to test: $EVM_KUBELET, or the one make
@@ -35,10 +37,7 @@ import (
 // test sets it), when they fail.
 func kubeletBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("EVM_KUBELET")
-	if bin == "" {
-		bin = filepath.Join("..", "..", "_output", "bin", "kubelet")
-	}
+	bin := node.KubeletBinary(filepath.Join("..", "..", "_output"))
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("EVM_REQUIRE_BINARIES") == "1" {
 			t.Fatalf("no kubelet binary at %s (run make): %v", bin, err)
