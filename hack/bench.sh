@@ -6,6 +6,7 @@
 #
 #   BENCH_SIZES="110x4 500x4"  pods x volumes per pod
 #   BENCH_IDLE=30s             the idle window per mode
+#   BENCH_ATTACH_ROUNDS=5      rounds of the controller-attach probe
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -28,6 +29,18 @@ for size in ${BENCH_SIZES:-110x4 500x4}; do
   results+=("${out}")
   step_done
 done
+
+# A volume the attach/detach controller attaches 2s after its pod was added:
+# how long after the node's status lists it the volume is mounted, gate off
+# against gate on (with and without the node informer's wake), real clock.
+step "controller attach landing late: attach -> mounted, gate off vs on, ${BENCH_ATTACH_ROUNDS:-5} rounds (about 40 seconds)"
+(cd "${TREE}" && VOLUME_MANAGER_ATTACH_PROBE="${BENCH_ATTACH_ROUNDS:-5}" \
+  go test -count=1 -timeout 10m -run '^TestControllerAttachLatencySideBySide$' -v ./pkg/kubelet/volumemanager/ >"${BENCH}/controller-attach.log" 2>&1) || {
+  tail -20 "${BENCH}/controller-attach.log" >&2
+  die "the controller-attach probe failed; its log is ${BENCH#"${ROOT}/"}/controller-attach.log"
+}
+grep -E "attach_probe_test.go:[0-9]+: controller attach" "${BENCH}/controller-attach.log" | sed 's/^ */    /'
+step_done
 
 step "report: tables and charts under _output/bench"
 (cd "${ROOT}" && go run ./pkg/bench/report -out "${BENCH}" "${results[@]}")
