@@ -183,3 +183,32 @@ k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io.${note}"
   echo "    $(git -C "${dir}" rev-parse --short "${KUBE_VERSION}") ${KUBE_VERSION}"
   step_done
 }
+
+# kube_ldflags: sets KUBE_LDFLAGS to the version ldflags of a binary built
+# from the assembled tree, the way upstream's hack/lib/version.sh sets them,
+# and KUBE_BUILD_VERSION to the version: the release plus our suffix,
+# v1.37.0-evm.<commits past the tag>+<commit>[-dirty]. The build date is the
+# commit's, so the same tree builds the same binary.
+kube_ldflags() {
+  local commit count state build_date major minor pkg
+  commit=$(tree_git rev-parse HEAD)
+  count=$(tree_git rev-list --count "${KUBE_VERSION}..HEAD")
+  state=clean
+  if [ -n "$(tree_git status --porcelain --untracked-files=no)" ]; then
+    state=dirty
+  fi
+  KUBE_BUILD_VERSION="${KUBE_VERSION}-evm.${count}+${commit:0:12}"
+  [ "${state}" = clean ] || KUBE_BUILD_VERSION="${KUBE_BUILD_VERSION}-dirty"
+  build_date=$(TZ=UTC tree_git show -s --date=format-local:'%Y-%m-%dT%H:%M:%SZ' --format=%cd HEAD)
+  major=${KUBE_VERSION#v}; major=${major%%.*}
+  minor=${KUBE_VERSION#v}; minor=${minor#*.}; minor=${minor%%.*}
+  KUBE_LDFLAGS=""
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    KUBE_LDFLAGS+=" -X '${pkg}.gitVersion=${KUBE_BUILD_VERSION}'"
+    KUBE_LDFLAGS+=" -X '${pkg}.gitCommit=${commit}'"
+    KUBE_LDFLAGS+=" -X '${pkg}.gitTreeState=${state}'"
+    KUBE_LDFLAGS+=" -X '${pkg}.buildDate=${build_date}'"
+    KUBE_LDFLAGS+=" -X '${pkg}.gitMajor=${major}'"
+    KUBE_LDFLAGS+=" -X '${pkg}.gitMinor=${minor}'"
+  done
+}

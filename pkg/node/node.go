@@ -78,6 +78,17 @@ type Options struct {
 	// RestartRuntime restarts the container runtime a second after it
 	// exits, as a service manager would, until the node stops.
 	RestartRuntime bool
+	// Cluster runs the node as clusters run it: etcd, kube-apiserver and
+	// kube-controller-manager (attach/detach, PV binding, service accounts
+	// and root CA config maps) from make cluster-deps, the kubelet
+	// registered as a node with pods from the API server, the project's CSI
+	// driver (attachRequired) registered through the kubelet's plugin
+	// watcher, and an Attacher in the external attacher's role.
+	Cluster bool
+	// AttachDelay is how long the Attacher waits before it marks a volume
+	// attached, unless the volume's PV says otherwise
+	// (AttachDelayAnnotation). Cluster nodes only.
+	AttachDelay time.Duration
 	// Logf reports progress. Nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -141,6 +152,7 @@ type Node struct {
 	host    *hostState
 	daemon  *process // the container runtime
 	kubelet *process
+	cp      *controlPlane // a cluster node's control plane, or nil
 	stopped bool
 }
 
@@ -210,6 +222,11 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	if err := Preflight(out, opts.Runtime); err != nil {
 		return nil, err
+	}
+	if opts.Cluster {
+		if err := clusterPreflight(out); err != nil {
+			return nil, err
+		}
 	}
 	if opts.PodNetwork {
 		for _, p := range cniPlugins {
@@ -285,7 +302,18 @@ func (n *Node) start(ctx context.Context) error {
 	if n.opts.RuntimeOnly {
 		return nil
 	}
-	return n.StartKubelet(ctx)
+	if n.opts.Cluster {
+		if err := n.startControlPlane(ctx); err != nil {
+			return err
+		}
+	}
+	if err := n.StartKubelet(ctx); err != nil {
+		return err
+	}
+	if n.opts.Cluster {
+		return n.startAttacher(ctx)
+	}
+	return nil
 }
 
 // ImportImage imports an image archive from make node-deps (Out/images) into
@@ -421,12 +449,17 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		return errors.New("the kubelet is already running")
 	}
 	n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
-	p, err := startProcess("kubelet", n.KubeletLog(), nil, KubeletBinary(filepath.Dir(n.bin)),
+	args := []string{
 		"--config", filepath.Join(n.work, "kubelet", "config.yaml"),
 		"--root-dir", n.KubeletRoot(),
 		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
 		"--hostname-override", n.opts.Name,
-		fmt.Sprintf("--v=%d", n.opts.Verbosity))
+		fmt.Sprintf("--v=%d", n.opts.Verbosity),
+	}
+	if n.opts.Cluster {
+		args = append(args, "--kubeconfig", n.KubeletKubeconfig(), "--node-ip", "127.0.0.1")
+	}
+	p, err := startProcess("kubelet", n.KubeletLog(), nil, KubeletBinary(filepath.Dir(n.bin)), args...)
 	if err != nil {
 		return err
 	}
@@ -487,7 +520,8 @@ func (n *Node) Stop() error {
 		cancel()
 		n.daemon.stop(syscall.SIGTERM, 10*time.Second)
 	}
-	return n.host.restore(n.opts.Logf)
+	cpErr := n.stopControlPlane()
+	return errors.Join(cpErr, n.host.restore(n.opts.Logf))
 }
 
 // run runs a command to completion and returns its standard output.

@@ -1,0 +1,244 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIPodNamespace is the namespace of the pods a cluster node's tests and
+// benchmark create.
+const APIPodNamespace = "default"
+
+// APIPod describes a pod created through the API server: busybox in
+// hostNetwork, bound to the node (no scheduler runs), with an emptyDir
+// (/data), a configMap (/etc/config, key "data") and a secret (/etc/secret)
+// of its own, and the default service account's projected token volume,
+// which the API server's ServiceAccount admission adds (kube-api-access-*).
+// With CSI it also mounts a PersistentVolumeClaim (/csi) bound to a
+// PersistentVolume of the project's CSI driver, which requires attach.
+type APIPod struct {
+	Name string
+	// CSI adds the CSI volume; AttachDelay, if set, is the attacher's delay
+	// for it (AttachDelayAnnotation on its PV).
+	CSI         bool
+	AttachDelay *time.Duration
+}
+
+// APIPodVolumes is how many volumes an APIPod has: the token, emptyDir,
+// configMap and secret, and the CSI volume if it has one.
+func APIPodVolumes(csi bool) int {
+	if csi {
+		return 5
+	}
+	return 4
+}
+
+// ConfigMapName, SecretName, PVName and PVCName are the names of a pod's
+// objects.
+func ConfigMapName(pod string) string { return "cm-" + pod }
+
+// SecretName is the name of a pod's secret.
+func SecretName(pod string) string { return "sec-" + pod }
+
+// PVName is the name of a pod's PersistentVolume.
+func PVName(pod string) string { return "pv-" + pod }
+
+// PVCName is the name of a pod's PersistentVolumeClaim.
+func PVCName(pod string) string { return "pvc-" + pod }
+
+// CreateAPIPod creates a pod's config map, secret and, with CSI, its PV and
+// PVC, and then the pod. Objects that exist already are kept.
+func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
+	c := n.Client()
+	if c == nil {
+		return errors.New("not a cluster node")
+	}
+	ns := APIPodNamespace
+	ignoreExists := func(err error) error {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(p.Name)},
+		Data:       map[string]string{"data": "v0"},
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("config map of %s: %w", p.Name, err)
+	}
+	if _, err := c.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(p.Name)},
+		StringData: map[string]string{"data": "s0"},
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("secret of %s: %w", p.Name, err)
+	}
+	volumes := []corev1.Volume{
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p.Name)}}}},
+		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(p.Name)}}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "scratch", MountPath: "/data"},
+		{Name: "config", MountPath: "/etc/config"},
+		{Name: "secret", MountPath: "/etc/secret"},
+	}
+	if p.CSI {
+		if err := n.createCSIClaim(ctx, p); err != nil {
+			return err
+		}
+		volumes = append(volumes, corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p.Name)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "csi", MountPath: "/csi"})
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Labels: map[string]string{"app": "evm"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      n.opts.Name,
+			HostNetwork:                   true,
+			TerminationGracePeriodSeconds: new(int64(0)),
+			Containers: []corev1.Container{{
+				Name:            "bb",
+				Image:           BusyboxImage,
+				ImagePullPolicy: corev1.PullNever,
+				Command:         []string{"sh", "-c", "trap 'exit 0' TERM; echo written-by-container > /data/hello; sleep 3600 & wait"},
+				VolumeMounts:    mounts,
+			}},
+			Volumes: volumes,
+		},
+	}
+	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// createCSIClaim creates a pod's PV of the project's CSI driver and a PVC
+// that names it; the PV binder binds them.
+func (n *Node) createCSIClaim(ctx context.Context, p APIPod) error {
+	c := n.Client()
+	size := resource.MustParse("1Mi")
+	ann := map[string]string{}
+	if p.AttachDelay != nil {
+		ann[AttachDelayAnnotation] = p.AttachDelay.String()
+	}
+	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: PVName(p.Name), Annotations: ann},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: CSIDriverName, VolumeHandle: "vol-" + p.Name, FSType: "ext4"}},
+			ClaimRef: &corev1.ObjectReference{Namespace: APIPodNamespace, Name: PVCName(p.Name)},
+		},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("PV of %s: %w", p.Name, err)
+	}
+	if _, err := c.CoreV1().PersistentVolumeClaims(APIPodNamespace).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: PVCName(p.Name)},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: new(""),
+			VolumeName:       PVName(p.Name),
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("PVC of %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// DeleteAPIPod deletes a pod through the API server, gracefully, as a user
+// would; the kubelet finishes the deletion once the pod has stopped.
+func (n *Node) DeleteAPIPod(ctx context.Context, name string) error {
+	c := n.Client()
+	if c == nil {
+		return errors.New("not a cluster node")
+	}
+	return c.CoreV1().Pods(APIPodNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// APIPodGone reports whether a pod is gone from the API server.
+func (n *Node) APIPodGone(ctx context.Context, name string) (bool, error) {
+	_, err := n.Client().CoreV1().Pods(APIPodNamespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// UpdateConfigMap sets the "data" key of a pod's config map.
+func (n *Node) UpdateConfigMap(ctx context.Context, pod, value string) error {
+	c := n.Client()
+	cm, err := c.CoreV1().ConfigMaps(APIPodNamespace).Get(ctx, ConfigMapName(pod), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data = map[string]string{"data": value}
+	_, err = c.CoreV1().ConfigMaps(APIPodNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
+// APIPodUID is the UID of a pod in the API server.
+func (n *Node) APIPodUID(ctx context.Context, name string) (string, error) {
+	pod, err := n.Client().CoreV1().Pods(APIPodNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return string(pod.UID), nil
+}
+
+// ConfigMapFile is the host path of a pod's config map key "data", as the
+// kubelet wrote it into the pod's configMap volume.
+func (n *Node) ConfigMapFile(uid string) string {
+	return filepath.Join(n.PodDir(uid), "volumes", "kubernetes.io~configmap", "config", "data")
+}
+
+// TokenFile is the host path of a pod's projected service-account token.
+// It is "" if the pod has no kube-api-access volume.
+func (n *Node) TokenFile(uid string) string {
+	dir := filepath.Join(n.PodDir(uid), "volumes", "kubernetes.io~projected")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "kube-api-access-") {
+			return filepath.Join(dir, e.Name(), "token")
+		}
+	}
+	return ""
+}
+
+// CSIMountDir is the host path where the kubelet mounts a pod's CSI volume.
+func (n *Node) CSIMountDir(uid, pod string) string {
+	return filepath.Join(n.PodDir(uid), "volumes", "kubernetes.io~csi", PVName(pod), "mount")
+}
