@@ -9,6 +9,9 @@
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
 #   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
+#   make cluster-deps  etcd, kube-apiserver, kube-controller-manager and the project's CSI driver, for a cluster node
+#   make node-bench-cluster  the benchmark on a cluster node (API server, attach/detach controller, CSI), gate off vs on (root)
+#   make node-test-cluster   the real-node tests on a cluster node: CSI attach, reconstruction, detach, configMap and token (root)
 #   make e2e-node   upstream's node e2e suite, offline: the gate's tests, "Kubelet Volume Manager" and upstream's volume conformance specs (root)
 #   make rebase-check  apply the series with git am -3 to v1.38.0-alpha.0 (REBASE_VERSION=...), report, build the kubelet
 #   make KUBE_VERSION=v1.37.2 [test|verify]  the same on another v1.37 patch release, in _output/kubernetes-v1.37.2
@@ -16,7 +19,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test bench rebase-check node-deps node-smoke node-test node-bench e2e-node clean help
+.PHONY: all assemble kubelet export verify test bench rebase-check node-deps node-smoke node-test node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
 
 all: kubelet
 
@@ -63,6 +66,18 @@ node-test: kubelet node-deps
 ## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root)
 node-bench: kubelet node-deps
 	@hack/node-bench.sh
+
+## cluster-deps: etcd, kube-apiserver and kube-controller-manager from the tree, and the project's CSI driver
+cluster-deps: assemble
+	@hack/cluster-deps.sh
+
+## node-bench-cluster: the benchmark on a cluster node, gate off vs on; table and charts in _output/node-bench-cluster (root)
+node-bench-cluster: kubelet node-deps cluster-deps
+	@hack/node-bench-cluster.sh
+
+## node-test-cluster: the real-node tests on a cluster node, gate off and on (root)
+node-test-cluster: kubelet node-deps cluster-deps
+	@EVM_NODE=cluster hack/node-test.sh
 
 ## e2e-node: upstream's node e2e suite, locally and offline: the gate's tests and upstream's volume conformance specs, gate on (root)
 e2e-node: kubelet node-deps

@@ -48,6 +48,10 @@ type APIPod struct {
 	// for it (AttachDelayAnnotation on its PV).
 	CSI         bool
 	AttachDelay *time.Duration
+	// TokenExpiration, if set, adds a projected service-account token
+	// volume (/var/run/secrets/tokens/short) that expires after that many
+	// seconds; the API allows 600 or more.
+	TokenExpiration int64
 }
 
 // APIPodVolumes is how many volumes an APIPod has: the token, emptyDir,
@@ -108,6 +112,12 @@ func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
 		{Name: "scratch", MountPath: "/data"},
 		{Name: "config", MountPath: "/etc/config"},
 		{Name: "secret", MountPath: "/etc/secret"},
+	}
+	if p.TokenExpiration > 0 {
+		volumes = append(volumes, corev1.Volume{Name: "short-token", VolumeSource: corev1.VolumeSource{
+			Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
+				ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "short", ExpirationSeconds: new(p.TokenExpiration)}}}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "short-token", MountPath: "/var/run/secrets/tokens"})
 	}
 	if p.CSI {
 		if err := n.createCSIClaim(ctx, p); err != nil {

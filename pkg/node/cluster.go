@@ -81,8 +81,8 @@ type controlPlane struct {
 	cancel     context.CancelFunc
 }
 
-// clusterPreflight reports what a cluster node misses.
-func clusterPreflight(out string) error {
+// ClusterPreflight reports what a cluster node misses.
+func ClusterPreflight(out string) error {
 	for _, b := range ClusterBinaries {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
 			return fmt.Errorf("%s is missing: run make cluster-deps first", filepath.Join("_output", "bin", b))

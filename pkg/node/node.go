@@ -224,7 +224,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, err
 	}
 	if opts.Cluster {
-		if err := clusterPreflight(out); err != nil {
+		if err := ClusterPreflight(out); err != nil {
 			return nil, err
 		}
 	}
