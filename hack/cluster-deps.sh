@@ -22,7 +22,7 @@ if [ -f "${stamp}" ] && [ -x "${BIN}/kube-apiserver" ] && [ -x "${BIN}/kube-cont
   echo "==> kube-apiserver, kube-controller-manager and etcd are built at ${KUBE_BUILD_VERSION}"
 else
   for cmd in kube-apiserver kube-controller-manager; do
-    step "building ${cmd} ${KUBE_BUILD_VERSION} from the tree (cold: about 5 minutes on 2 cores)"
+    step "building ${cmd} ${KUBE_BUILD_VERSION} from the tree (about 2 minutes after the kubelet)"
     (cd "${TREE}" && CGO_ENABLED=0 go build -trimpath -ldflags "${KUBE_LDFLAGS}" -o "${BIN}/${cmd}.new" "./cmd/${cmd}") ||
       die "${cmd} does not build from ${TREE#"${ROOT}/"}; see the compiler's output above."
     mv "${BIN}/${cmd}.new" "${BIN}/${cmd}"

@@ -206,6 +206,9 @@ func (n *Node) startControlPlane(ctx context.Context) error {
 	if cp.apiserver, err = start("kube-apiserver",
 		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		// No endpoints for the kubernetes service: the node reaches the API
+		// server on loopback, which the endpoint reconciler refuses.
+		"--endpoint-reconciler-type", "none",
 		"--secure-port", strconv.Itoa(apiserverPort),
 		"--tls-cert-file", pki.path("apiserver.crt"), "--tls-private-key-file", pki.path("apiserver.key"),
 		"--token-auth-file", filepath.Join(dir, "tokens.csv"),

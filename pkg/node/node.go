@@ -457,7 +457,9 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		fmt.Sprintf("--v=%d", n.opts.Verbosity),
 	}
 	if n.opts.Cluster {
-		args = append(args, "--kubeconfig", n.KubeletKubeconfig(), "--node-ip", "127.0.0.1")
+		// No --node-ip: the kubelet refuses a loopback node IP, and takes
+		// the host's default-route address.
+		args = append(args, "--kubeconfig", n.KubeletKubeconfig())
 	}
 	p, err := startProcess("kubelet", n.KubeletLog(), nil, KubeletBinary(filepath.Dir(n.bin)), args...)
 	if err != nil {
