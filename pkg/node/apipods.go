@@ -77,11 +77,12 @@ func PVName(pod string) string { return "pv-" + pod }
 func PVCName(pod string) string { return "pvc-" + pod }
 
 // CreateAPIPod creates a pod's config map, secret and, with CSI, its PV and
-// PVC, and then the pod. Objects that exist already are kept.
-func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
+// PVC, waits for the claim to be bound, and then creates the pod. Objects
+// that exist already are kept. It returns when it created the pod.
+func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error) {
 	c := n.Client()
 	if c == nil {
-		return errors.New("not a cluster node")
+		return time.Time{}, errors.New("not a cluster node")
 	}
 	ns := APIPodNamespace
 	ignoreExists := func(err error) error {
@@ -94,13 +95,13 @@ func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(p.Name)},
 		Data:       map[string]string{"data": "v0"},
 	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
-		return fmt.Errorf("config map of %s: %w", p.Name, err)
+		return time.Time{}, fmt.Errorf("config map of %s: %w", p.Name, err)
 	}
 	if _, err := c.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: SecretName(p.Name)},
 		StringData: map[string]string{"data": "s0"},
 	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
-		return fmt.Errorf("secret of %s: %w", p.Name, err)
+		return time.Time{}, fmt.Errorf("secret of %s: %w", p.Name, err)
 	}
 	volumes := []corev1.Volume{
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -121,7 +122,10 @@ func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
 	}
 	if p.CSI {
 		if err := n.createCSIClaim(ctx, p); err != nil {
-			return err
+			return time.Time{}, err
+		}
+		if err := n.waitClaimBound(ctx, PVCName(p.Name)); err != nil {
+			return time.Time{}, err
 		}
 		volumes = append(volumes, corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p.Name)}}})
@@ -143,10 +147,11 @@ func (n *Node) CreateAPIPod(ctx context.Context, p APIPod) error {
 			Volumes: volumes,
 		},
 	}
+	created := time.Now()
 	if _, err := c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("pod %s: %w", p.Name, err)
+		return time.Time{}, fmt.Errorf("pod %s: %w", p.Name, err)
 	}
-	return nil
+	return created, nil
 }
 
 // createCSIClaim creates a pod's PV of the project's CSI driver and a PVC
@@ -184,6 +189,29 @@ func (n *Node) createCSIClaim(ctx context.Context, p APIPod) error {
 		return fmt.Errorf("PVC of %s: %w", p.Name, err)
 	}
 	return nil
+}
+
+// waitClaimBound waits until the PV binder has bound a claim, as the
+// scheduler does before it binds a pod with an immediately bound claim to a
+// node. A pod bound to the node before its claim fails its first volume
+// wait ("PVC is not bound"), and its pod worker retries only after its 10s
+// backoff.
+func (n *Node) waitClaimBound(ctx context.Context, claim string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pvc, err := n.Client().CoreV1().PersistentVolumeClaims(APIPodNamespace).Get(ctx, claim, metav1.GetOptions{})
+		if err == nil && pvc.Status.Phase == corev1.ClaimBound {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the PV binder did not bind %s within 30s (last error: %v)", claim, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // DeleteAPIPod deletes a pod through the API server, gracefully, as a user

@@ -165,7 +165,7 @@ func RunCluster(ctx context.Context, o ClusterOptions, gate bool) (ClusterMode, 
 	idle := make([]string, o.Pods)
 	for i := range idle {
 		idle[i] = fmt.Sprintf("w-%03d", i)
-		if err := n.CreateAPIPod(ctx, node.APIPod{Name: idle[i]}); err != nil {
+		if _, err := n.CreateAPIPod(ctx, node.APIPod{Name: idle[i]}); err != nil {
 			return m, err
 		}
 	}
@@ -252,8 +252,10 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 		if kind.CSI {
 			p.AttachDelay = &kind.AttachDelay
 		}
-		created[i] = time.Now()
-		if err := n.CreateAPIPod(ctx, p); err != nil {
+		// From the pod's creation: its claim was bound before, as a
+		// scheduler would wait for.
+		var err error
+		if created[i], err = n.CreateAPIPod(ctx, p); err != nil {
 			return err
 		}
 		if err := sleep(ctx, o.Gap); err != nil {
@@ -274,15 +276,24 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 			return err
 		}
 	}
+	// Done: gone from the API server, the kubelet's unmount wait logged
+	// (the pod may be gone before its worker's last sync logs it) and, for
+	// CSI pods, the volume detached.
+	var waits node.VolumeWaits
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
+		var err error
+		if waits, err = n.VolumeWaits(); err != nil {
+			return err
+		}
 		left := 0
 		for _, name := range names {
 			gone, err := n.APIPodGone(ctx, name)
 			if err != nil {
 				return err
 			}
-			if !gone || (kind.CSI && n.Attacher().Times(node.PVName(name)).Detached.IsZero()) {
+			_, unmounted := waits.UnmountedAt[node.APIPodNamespace+"/"+name]
+			if !gone || !unmounted || (kind.CSI && n.Attacher().Times(node.PVName(name)).Detached.IsZero()) {
 				left++
 			}
 		}
@@ -290,16 +301,12 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d %s pods are not gone (or their volumes not detached) 3 minutes after their deletion; see %s",
+			return fmt.Errorf("%d of %d %s pods are not gone, unmounted or detached 3 minutes after their deletion; see %s",
 				left, len(names), kind.Key, n.KubeletLog())
 		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
 			return err
 		}
-	}
-	waits, err := n.VolumeWaits()
-	if err != nil {
-		return err
 	}
 	t := &KindTimes{}
 	for i, name := range names {

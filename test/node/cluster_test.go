@@ -74,7 +74,7 @@ func mountID(t *testing.T, path string) string {
 // apiPodRunning creates an API pod and waits until its container runs.
 func apiPodRunning(t *testing.T, n *node.Node, p node.APIPod) (cid, uid string) {
 	t.Helper()
-	if err := n.CreateAPIPod(t.Context(), p); err != nil {
+	if _, err := n.CreateAPIPod(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, p.Name+"'s container runs", func() (bool, error) {
