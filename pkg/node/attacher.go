@@ -27,6 +27,7 @@ import (
 	csi "github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,12 @@ type Attacher struct {
 	attached map[string]time.Time // marked attached
 	deleted  map[string]time.Time // deletion requested
 	detached map[string]time.Time // the VolumeAttachment gone
+	// listed is, by CSI volume handle, when the node's
+	// Status.VolumesAttached first listed the volume (the first time only:
+	// the benchmark gives every pod a volume of its own); handles maps PV
+	// names to handles.
+	listed  map[string]time.Time
+	handles map[string]string
 }
 
 // StartAttacher starts an attacher for driver, whose controller service
@@ -95,6 +102,8 @@ func StartAttacher(ctx context.Context, client kubernetes.Interface, driver, end
 		attached: map[string]time.Time{},
 		deleted:  map[string]time.Time{},
 		detached: map[string]time.Time{},
+		listed:   map[string]time.Time{},
+		handles:  map[string]string{},
 	}
 	ours := func(obj any) (*storagev1.VolumeAttachment, bool) {
 		va, ok := obj.(*storagev1.VolumeAttachment)
@@ -130,8 +139,34 @@ func StartAttacher(ctx context.Context, client kubernetes.Interface, driver, end
 		conn.Close()
 		return nil, err
 	}
+	// The attach/detach controller lists an attached volume in the node's
+	// status; the kubelet mounts it only then.
+	nodeInformer := factory.Core().V1().Nodes().Informer()
+	onNode := func(obj any) {
+		nodeObj, ok := obj.(*corev1.Node)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, v := range nodeObj.Status.VolumesAttached {
+			if _, handle, ok := strings.Cut(string(v.Name), driver+"^"); ok {
+				if _, seen := a.listed[handle]; !seen {
+					a.listed[handle] = now
+				}
+			}
+		}
+	}
+	if _, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onNode,
+		UpdateFunc: func(_, obj any) { onNode(obj) },
+	}); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), vaInformer.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
 		conn.Close()
 		return nil, fmt.Errorf("the attacher's VolumeAttachment informer did not sync")
 	}
@@ -162,17 +197,19 @@ func (a *Attacher) note(m map[string]time.Time, pv string) {
 }
 
 // VolumeTimes is when the attacher saw a PV's VolumeAttachment created,
-// marked it attached, saw its deletion requested and saw it gone. Zero
-// times did not happen (yet).
+// marked it attached, saw the node's status list it as attached (Listed),
+// saw its deletion requested and saw it gone. Zero times did not happen
+// (yet).
 type VolumeTimes struct {
-	Created, Attached, DeleteRequested, Detached time.Time
+	Created, Attached, Listed, DeleteRequested, Detached time.Time
 }
 
 // Times returns the recorded times of a PV.
 func (a *Attacher) Times(pv string) VolumeTimes {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return VolumeTimes{Created: a.created[pv], Attached: a.attached[pv], DeleteRequested: a.deleted[pv], Detached: a.detached[pv]}
+	return VolumeTimes{Created: a.created[pv], Attached: a.attached[pv], Listed: a.listed[a.handles[pv]],
+		DeleteRequested: a.deleted[pv], Detached: a.detached[pv]}
 }
 
 func (a *Attacher) processNext(ctx context.Context) bool {
@@ -248,6 +285,9 @@ func (a *Attacher) sync(ctx context.Context, name string) (time.Duration, error)
 	volumeID := ""
 	if pvObj.Spec.CSI != nil {
 		volumeID = pvObj.Spec.CSI.VolumeHandle
+		a.mu.Lock()
+		a.handles[pv] = volumeID
+		a.mu.Unlock()
 	}
 	resp, err := a.csi.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
 		VolumeId: volumeID, NodeId: va.Spec.NodeName,

@@ -65,8 +65,11 @@ type KindTimes struct {
 	Mount         []float64 `json:"mount"`
 	MountEndToEnd []float64 `json:"mountEndToEnd"`
 	// AttachedToMounted is from the attacher marking the volume attached
-	// to the wait's end (CSI kinds).
+	// to the wait's end, and ListedToMounted from the node's status listing
+	// it attached (the attach/detach controller's write, which the kubelet
+	// waits for) to the wait's end (CSI kinds).
 	AttachedToMounted []float64 `json:"attachedToMounted,omitempty"`
+	ListedToMounted   []float64 `json:"listedToMounted,omitempty"`
 	// UnmountEndToEnd is from the pod's deletion through the API to All
 	// volumes are unmounted; DetachEndToEnd to the VolumeAttachment gone
 	// (CSI kinds).
@@ -315,8 +318,12 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 			t.Mount = append(t.Mount, d.Seconds())
 			t.MountEndToEnd = append(t.MountEndToEnd, waits.MountedAt[key].Sub(created[i]).Seconds())
 			if kind.CSI {
-				if at := n.Attacher().Times(node.PVName(name)).Attached; !at.IsZero() {
-					t.AttachedToMounted = append(t.AttachedToMounted, waits.MountedAt[key].Sub(at).Seconds())
+				times := n.Attacher().Times(node.PVName(name))
+				if !times.Attached.IsZero() {
+					t.AttachedToMounted = append(t.AttachedToMounted, waits.MountedAt[key].Sub(times.Attached).Seconds())
+				}
+				if !times.Listed.IsZero() {
+					t.ListedToMounted = append(t.ListedToMounted, waits.MountedAt[key].Sub(times.Listed).Seconds())
 				}
 			}
 		}
