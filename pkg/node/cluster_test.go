@@ -151,6 +151,15 @@ func TestAttacher(t *testing.T) {
 			if !slices.Contains(got.Finalizers, a.finalizer) {
 				t.Errorf("finalizers %v, want %s", got.Finalizers, a.finalizer)
 			}
+			// The attach/detach controller lists it in the node's status.
+			nodeObj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+				VolumesAttached: []corev1.AttachedVolume{{Name: corev1.UniqueVolumeName("kubernetes.io/csi/" + CSIDriverName + "^vol-" + pv)}}}}
+			if _, err := client.CoreV1().Nodes().Create(ctx, nodeObj, metav1.CreateOptions{}); err != nil {
+				if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, nodeObj, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitUntil(t, 10*time.Second, "the node's listing is recorded", func() bool { return !a.Times(pv).Listed.IsZero() })
 			// The fake API server keeps an object with finalizers on
 			// deletion, as the real one does, only with a deletion
 			// timestamp the client sets.
