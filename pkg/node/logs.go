@@ -44,14 +44,26 @@ const (
 type VolumeWaits struct {
 	Mount, Unmount         map[string]time.Duration
 	MountedAt, UnmountedAt map[string]time.Time
+	// LastSetUp is, for each mount wait that ended, the time from the
+	// pod's last "MountVolume.SetUp succeeded" line before the wait's end,
+	// or from the wait's start if that was later, to the wait's end: how
+	// long the volume manager took to notice that the last volume was
+	// mounted.
+	LastSetUp map[string]time.Duration
 }
+
+// SetUpDoneLine starts the line of a volume's mount succeeding (V(1) for a
+// first mount, V(3) for a remount).
+const SetUpDoneLine = "MountVolume.SetUp succeeded for volume"
 
 // ParseVolumeWaits reads a kubelet log in klog's text format.
 func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 	w := VolumeWaits{
 		Mount: map[string]time.Duration{}, Unmount: map[string]time.Duration{},
 		MountedAt: map[string]time.Time{}, UnmountedAt: map[string]time.Time{},
+		LastSetUp: map[string]time.Duration{},
 	}
+	lastSetUp := map[string]time.Time{}
 	year := time.Now().Year()
 	mountStart := map[string]time.Time{}
 	unmountStart := map[string]time.Time{}
@@ -69,6 +81,13 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 		case UnmountDoneLine:
 			starts, done, doneAt = unmountStart, w.Unmount, w.UnmountedAt
 		default:
+			if strings.HasPrefix(l.msg, SetUpDoneLine) {
+				if pod, ok := l.value("pod"); ok {
+					if at, err := l.time(year); err == nil {
+						lastSetUp[pod] = at
+					}
+				}
+			}
 			return nil
 		}
 		pod, ok := l.value("pod")
@@ -95,6 +114,13 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 			}
 			done[pod] = d
 			doneAt[pod] = at
+			if set, ok := lastSetUp[pod]; ok && l.msg == MountDoneLine && !set.After(at) {
+				// From the later of the last mount and the wait's start.
+				w.LastSetUp[pod] = at.Sub(set)
+				if s.After(set) {
+					w.LastSetUp[pod] = d
+				}
+			}
 		}
 		return nil
 	})

@@ -64,6 +64,10 @@ type KindTimes struct {
 	// creation through the API to the wait's end.
 	Mount         []float64 `json:"mount"`
 	MountEndToEnd []float64 `json:"mountEndToEnd"`
+	// SetUpToMounted is from the pod's last volume mounted (its last
+	// MountVolume.SetUp line, or the wait's start if later) to the wait's
+	// end: the volume manager's own reaction, without the plugins' work.
+	SetUpToMounted []float64 `json:"setUpToMounted,omitempty"`
 	// AttachedToMounted is from the attacher marking the volume attached
 	// to the wait's end, and ListedToMounted from the node's status listing
 	// it attached (the attach/detach controller's write, which the kubelet
@@ -317,6 +321,9 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 		if d, ok := waits.Mount[key]; ok {
 			t.Mount = append(t.Mount, d.Seconds())
 			t.MountEndToEnd = append(t.MountEndToEnd, waits.MountedAt[key].Sub(created[i]).Seconds())
+			if d, ok := waits.LastSetUp[key]; ok {
+				t.SetUpToMounted = append(t.SetUpToMounted, d.Seconds())
+			}
 			if kind.CSI {
 				times := n.Attacher().Times(node.PVName(name))
 				if !times.Attached.IsZero() {

@@ -99,6 +99,7 @@ func mergeCluster(modes []ClusterMode) clusterMerged {
 			}
 			p.Mount = append(p.Mount, t.Mount...)
 			p.MountEndToEnd = append(p.MountEndToEnd, t.MountEndToEnd...)
+			p.SetUpToMounted = append(p.SetUpToMounted, t.SetUpToMounted...)
 			p.AttachedToMounted = append(p.AttachedToMounted, t.AttachedToMounted...)
 			p.ListedToMounted = append(p.ListedToMounted, t.ListedToMounted...)
 			p.UnmountEndToEnd = append(p.UnmountEndToEnd, t.UnmountEndToEnd...)
@@ -146,6 +147,7 @@ func ClusterRows(r ClusterResult) []bench.Row {
 		}
 		add("volume-ready wait", o.Mount, n.Mount)
 		add("created → mounted", o.MountEndToEnd, n.MountEndToEnd)
+		add("last volume set up → wait ends", o.SetUpToMounted, n.SetUpToMounted)
 		add("attached → mounted", o.AttachedToMounted, n.AttachedToMounted)
 		add("node status lists it → mounted", o.ListedToMounted, n.ListedToMounted)
 		add("deleted → unmounted", o.UnmountEndToEnd, n.UnmountEndToEnd)

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseVolumeWaitsLastSetUp(t *testing.T) {
+	log := strings.Join([]string{
+		`I1125 10:00:00.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
+		`I1125 10:00:00.010000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"kubernetes.io/empty-dir/u-scratch\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:00.020000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"kubernetes.io/configmap/u-config\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:00.020300   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/a"`,
+		// Polling: the wait ends at its next 300ms check.
+		`I1125 10:00:01.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/b"`,
+		`I1125 10:00:01.005000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"x\") pod \"b\" (UID: \"v\") " pod="default/b"`,
+		`I1125 10:00:01.300000   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/b"`,
+		// A pod whose volumes were mounted before its wait began.
+		`I1125 10:00:02.000000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"y\") pod \"c\" (UID: \"w\") " pod="default/c"`,
+		`I1125 10:00:02.100000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/c"`,
+		`I1125 10:00:02.100100   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/c"`,
+	}, "\n")
+	w, err := ParseVolumeWaits(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{
+		"default/a": 300 * time.Microsecond,
+		"default/b": 295 * time.Millisecond,
+		"default/c": 100 * time.Microsecond,
+	}
+	for pod, d := range want {
+		if got, ok := w.LastSetUp[pod]; !ok || got != d {
+			t.Errorf("%s: last SetUp → mounted %v (%v), want %v", pod, got, ok, d)
+		}
+	}
+}
