@@ -214,20 +214,9 @@ func RunCluster(ctx context.Context, o ClusterOptions, gate bool) (ClusterMode, 
 			m.Passes[key] = v - passesBefore[key]
 		}
 	}
-	logf("profiling the kubelet for %v", o.Profile)
-	prof, err := n.Profile(ctx, o.Profile)
-	if err != nil {
-		return m, fmt.Errorf("profiling the kubelet: %w", err)
-	}
-	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
-	if err != nil {
+	if m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop, err = profileVolumeManager(ctx, n, o.Profile, logf); err != nil {
 		return m, err
 	}
-	m.ProfileSeconds = o.Profile.Seconds()
-	m.ProfileCPUSeconds = share.Total.Seconds()
-	m.VolumeManagerCPUSeconds = share.Matched.Seconds()
-	m.VolumeManagerTop = share.Top
-	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
 
 	if err := configMapUpdates(ctx, n, o, idle, &m); err != nil {
 		return m, err

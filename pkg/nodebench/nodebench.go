@@ -245,20 +245,9 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		}
 	}
 
-	logf("profiling the kubelet for %v", o.Profile)
-	prof, err := n.Profile(ctx, o.Profile)
-	if err != nil {
-		return m, fmt.Errorf("profiling the kubelet: %w", err)
-	}
-	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
-	if err != nil {
+	if m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop, err = profileVolumeManager(ctx, n, o.Profile, logf); err != nil {
 		return m, err
 	}
-	m.ProfileSeconds = o.Profile.Seconds()
-	m.ProfileCPUSeconds = share.Total.Seconds()
-	m.VolumeManagerCPUSeconds = share.Matched.Seconds()
-	m.VolumeManagerTop = share.Top
-	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
 
 	singles := min(o.Singles, o.Pods)
 	// The pod workers log the deletion's phases at V(4); the idle windows
@@ -378,6 +367,23 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
 	}
 	return m, nil
+}
+
+// profileVolumeManager profiles the kubelet for d and returns the profile's
+// length and the CPU it sampled, in seconds, and the volume manager's part
+// of it with its top functions.
+func profileVolumeManager(ctx context.Context, n *node.Node, d time.Duration, logf func(string, ...any)) (seconds, total, volumeManager float64, top []node.FunctionCPU, err error) {
+	logf("profiling the kubelet for %v", d)
+	prof, err := n.Profile(ctx, d)
+	if err != nil {
+		return 0, 0, 0, nil, fmt.Errorf("profiling the kubelet: %w", err)
+	}
+	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
+	if err != nil {
+		return 0, 0, 0, nil, err
+	}
+	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
+	return d.Seconds(), share.Total.Seconds(), share.Matched.Seconds(), share.Top, nil
 }
 
 // waitRunning waits until want containers named bb run.
