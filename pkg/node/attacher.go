@@ -77,7 +77,9 @@ type Attacher struct {
 
 // StartAttacher starts an attacher for driver, whose controller service
 // listens on endpoint. It stops when ctx ends; Wait waits for that.
-func StartAttacher(ctx context.Context, client kubernetes.Interface, driver, endpoint string, defaultDelay time.Duration,
+// startCtx bounds the wait for its informers' first sync, with a minute at
+// most.
+func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, driver, endpoint string, defaultDelay time.Duration,
 	logf func(string, ...any)) (*Attacher, error) {
 	conn, err := grpc.NewClient("unix://"+endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -166,9 +168,11 @@ func StartAttacher(ctx context.Context, client kubernetes.Interface, driver, end
 		return nil, err
 	}
 	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
-		conn.Close()
-		return nil, fmt.Errorf("the attacher's VolumeAttachment informer did not sync")
+	syncCtx, cancelSync := context.WithTimeout(startCtx, time.Minute)
+	defer cancelSync()
+	if !cache.WaitForCacheSync(syncCtx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
+		conn.Close() // the caller ends ctx, which stops the informers
+		return nil, fmt.Errorf("the attacher's informers did not sync")
 	}
 	go func() {
 		defer close(a.done)

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,12 +82,21 @@ type controlPlane struct {
 	cancel     context.CancelFunc
 }
 
-// ClusterPreflight reports what a cluster node misses.
+// ClusterPreflight reports what a cluster node misses, or that another
+// control plane holds its ports: a leftover etcd would answer the new one's
+// health check and serve stale objects.
 func ClusterPreflight(out string) error {
 	for _, b := range ClusterBinaries {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
 			return fmt.Errorf("%s is missing: run make cluster-deps first", filepath.Join("_output", "bin", b))
 		}
+	}
+	for _, port := range []int{apiserverPort, etcdClientPort, etcdPeerPort} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return fmt.Errorf("127.0.0.1:%d is in use (%v): another cluster node, or something else, runs; stop it first (a killed run is cleaned up by the next run in its work directory)", port, err)
+		}
+		l.Close()
 	}
 	return nil
 }
@@ -179,6 +189,12 @@ func (n *Node) startControlPlane(ctx context.Context) error {
 	}
 
 	start := func(name string, args ...string) (*process, error) {
+		n.mu.Lock()
+		stopped := n.stopped
+		n.mu.Unlock()
+		if stopped {
+			return nil, fmt.Errorf("not starting %s: the node is stopping", name)
+		}
 		n.opts.Logf("starting %s", name)
 		p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"), nil, filepath.Join(n.bin, name), args...)
 		if err != nil {
@@ -296,7 +312,7 @@ func (n *Node) startAttacher(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(context.Background())
 	cp.cancel = cancel
-	a, err := StartAttacher(actx, cp.client, CSIDriverName, n.CSIEndpoint(), n.opts.AttachDelay, n.opts.Logf)
+	a, err := StartAttacher(actx, ctx, cp.client, CSIDriverName, n.CSIEndpoint(), n.opts.AttachDelay, n.opts.Logf)
 	if err != nil {
 		cancel()
 		return err
@@ -306,10 +322,10 @@ func (n *Node) startAttacher(ctx context.Context) error {
 }
 
 // stopControlPlane stops what startControlPlane started, in reverse.
-func (n *Node) stopControlPlane() error {
+func (n *Node) stopControlPlane() {
 	cp := n.cp
 	if cp == nil {
-		return nil
+		return
 	}
 	if cp.cancel != nil {
 		cp.cancel()
@@ -317,14 +333,12 @@ func (n *Node) stopControlPlane() error {
 	if cp.attacher != nil {
 		cp.attacher.Wait()
 	}
-	var errs []error
 	for _, p := range []*process{cp.csi, cp.kcm, cp.apiserver, cp.etcd} {
 		if p.running() {
 			n.opts.Logf("stopping %s (pid %d)", p.name, p.pid())
 			p.stop(syscall.SIGTERM, 10*time.Second)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // ControlPlaneCPU is the CPU time the API server and the controller

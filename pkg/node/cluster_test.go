@@ -110,7 +110,7 @@ func TestAttacher(t *testing.T) {
 		{"delay from the PV", "300ms", 300 * time.Millisecond},
 	}
 	client := fake.NewClientset()
-	a, err := StartAttacher(ctx, client, CSIDriverName, endpoint, 0, t.Logf)
+	a, err := StartAttacher(ctx, ctx, client, CSIDriverName, endpoint, 0, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -522,8 +522,8 @@ func (n *Node) Stop() error {
 		cancel()
 		n.daemon.stop(syscall.SIGTERM, 10*time.Second)
 	}
-	cpErr := n.stopControlPlane()
-	return errors.Join(cpErr, n.host.restore(n.opts.Logf))
+	n.stopControlPlane()
+	return n.host.restore(n.opts.Logf)
 }
 
 // run runs a command to completion and returns its standard output.

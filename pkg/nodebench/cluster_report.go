@@ -181,8 +181,10 @@ func ClusterMarkdown(r ClusterResult) string {
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	for _, row := range ClusterRows(r) {
 		offCell := cell(row.Off, row.Unit)
-		if math.IsNaN(row.Off) && strings.Contains(row.Figure, "passes") {
+		if math.IsNaN(row.Off) && strings.Contains(row.Figure, "passes, full") {
 			offCell = "600 (polls every 100 ms)"
+		} else if math.IsNaN(row.Off) && strings.Contains(row.Figure, "passes, partial") {
+			offCell = "0 (every poll is full)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.Figure, offCell, cell(row.On, row.Unit), row.Ratio())
 	}

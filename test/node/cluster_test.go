@@ -129,13 +129,9 @@ func testClusterNode(t *testing.T, gate bool) {
 	// the kubelet renews it at 80 % of its life and writes it at the pod's
 	// next resync.
 	rotate := gate && os.Getenv("EVM_TOKEN_ROTATION") != "false"
-	var tokenCID, tokenBefore string
+	var tokenCID string
 	if rotate {
 		tokenCID, _ = apiPodRunning(t, n, node.APIPod{Name: "token", TokenExpiration: 600})
-		var err error
-		if tokenBefore, err = n.Exec(ctx, tokenCID, "cat", "/var/run/secrets/tokens/short"); err != nil || tokenBefore == "" {
-			t.Fatalf("the short-lived token: %q, %v", tokenBefore, err)
-		}
 	}
 
 	delay := time.Second
@@ -148,7 +144,15 @@ func testClusterNode(t *testing.T, gate bool) {
 	if got := times.Attached.Sub(times.Created); got < delay {
 		t.Errorf("attached %v after the VolumeAttachment appeared, want at least the attach delay %v", got, delay)
 	}
-	t.Logf("created → running %v; VolumeAttachment → attached %v", time.Since(start), times.Attached.Sub(times.Created))
+	running := time.Since(start)
+	t.Logf("created → running %v; VolumeAttachment → attached %v", running, times.Attached.Sub(times.Created))
+	// Upstream mounts an attachable volume only after its periodic node
+	// status update (10s) has reported it in use; the gate reports it at
+	// once. The attach itself takes the 1s delay and the attach/detach
+	// controller's own wait, under a second here.
+	if gate && running > 6*time.Second {
+		t.Errorf("gate on: the CSI pod ran %v after its creation, want the volume in use reported at once (well under 6s)", running)
+	}
 	if attached := volumesAttached(t, n); !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-csi") }) {
 		t.Errorf("the node's status lists %v as attached, want the CSI volume", attached)
 	}
@@ -219,12 +223,24 @@ func testClusterNode(t *testing.T, gate bool) {
 	}
 
 	if rotate {
-		// Renewed after 80 % of 600 s, written at the next resync.
+		// The restarted kubelet requested a new token and wrote it; that is
+		// no rotation. Take the token it wrote, and wait for the renewal
+		// after 80 % of its 600 s, written at the pod's next resync.
+		var before string
+		eventually(t, 3*time.Minute, "the restarted kubelet writes the short-lived token", func() (bool, error) {
+			var err error
+			before, err = n.Exec(ctx, tokenCID, "cat", "/var/run/secrets/tokens/short")
+			return err == nil && strings.Count(before, ".") == 2, err
+		})
+		written := time.Now()
 		eventually(t, 12*time.Minute, "the projected token is rotated in the pod", func() (bool, error) {
 			got, err := n.Exec(ctx, tokenCID, "cat", "/var/run/secrets/tokens/short")
-			return err == nil && got != "" && got != tokenBefore, err
+			return err == nil && got != "" && got != before, err
 		})
-		t.Logf("the 600 s token was rotated in the pod's file")
+		if d := time.Since(written); d < 5*time.Minute {
+			t.Errorf("the token changed %v after the restart, before its renewal at 80 %% of 600 s", d)
+		}
+		t.Logf("the 600 s token was rotated in the pod's file %v after it was written", time.Since(written).Round(time.Second))
 	}
 
 	// Deleting the pod unmounts the volume, and the attach/detach
@@ -243,7 +259,13 @@ func testClusterNode(t *testing.T, gate bool) {
 	eventually(t, 2*time.Minute, "the VolumeAttachment is detached", func() (bool, error) {
 		return !n.Attacher().Times(node.PVName("csi")).Detached.IsZero(), nil
 	})
-	t.Logf("deleted → directory removed and volume detached after %v", time.Since(deleted).Round(time.Millisecond))
+	detached := time.Since(deleted)
+	t.Logf("deleted → directory removed and volume detached after %v", detached.Round(time.Millisecond))
+	// Upstream detaches only after its next periodic node status update
+	// drops the volume from the volumes in use; the gate reports at once.
+	if gate && detached > 6*time.Second {
+		t.Errorf("gate on: the volume was detached %v after the pod's deletion, want the volumes in use reported at once (well under 6s)", detached)
+	}
 	staging := filepath.Join(n.KubeletRoot(), "plugins", "kubernetes.io", "csi")
 	if left := node.MountsUnder(staging); len(left) > 0 {
 		t.Errorf("mounts left under the CSI staging directory: %v", left)
