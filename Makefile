@@ -8,7 +8,8 @@
 #   make node-deps  containerd, runc, crictl and local images for a real node
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
-#   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root)
+#   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root);
+#                   NODE_BENCH_SIZES="110 250 500" runs it at each size and reports the scale matrix
 #   make cluster-deps  etcd, kube-apiserver, kube-controller-manager and the project's CSI driver, for a cluster node
 #   make node-bench-cluster  the benchmark on a cluster node (API server, attach/detach controller, CSI), gate off vs on (root)
 #   make node-test-cluster   the real-node tests on a cluster node: CSI attach, reconstruction, detach, configMap and token (root)
@@ -63,7 +64,7 @@ node-smoke: kubelet node-deps
 node-test: kubelet node-deps
 	@EVM_NODE=full hack/node-test.sh
 
-## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root)
+## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix)
 node-bench: kubelet node-deps
 	@hack/node-bench.sh
 

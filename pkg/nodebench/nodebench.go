@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -413,8 +414,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Median is the median of xs by the nearest-rank method, or NaN.
-func Median(xs []float64) float64 { return bench.Quantile(xs, 0.5) }
+// Median is the middle value of xs, or the mean of the two middle values
+// when their number is even (two rounds are not summed up by the lower of
+// them), or NaN for none.
+func Median(xs []float64) float64 {
+	if len(xs)%2 == 1 || len(xs) == 0 {
+		return bench.Quantile(xs, 0.5)
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
 
 // loopPassesMetric counts the loops' passes by loop and kind.
 const loopPassesMetric = "volume_manager_loop_passes_total"

@@ -293,7 +293,7 @@ func TestMedian(t *testing.T) {
 	for _, tc := range []struct {
 		xs   []float64
 		want float64
-	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2}, {[]float64{7}, 7}} {
+	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{0.25, 0.125}, 0.1875}, {[]float64{7}, 7}} {
 		if got := Median(tc.xs); got != tc.want {
 			t.Errorf("Median(%v) = %v, want %v", tc.xs, got, tc.want)
 		}
