@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make node-bench: the real-node side-by-side benchmark (pkg/nodebench). The
 # same workload, 110 static pods x 4 volumes on containerd and runc, runs on
-# a fresh node with the EventedVolumeManager gate off and then on. It prints
+# a fresh node with the EventedVolumeManager gate off and on (alternating which goes first). It prints
 # a markdown table and writes results.json, report.md and charts to
 # _output/node-bench. About 15 minutes per round.
 #
@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || die "node-bench needs root (it runs containerd, runc and a kubelet)."
 
 if [ -z "${NODE_BENCH_SIZES:-}" ]; then
-  step "real-node benchmark, gate off then on (flags: ${NODE_BENCH_FLAGS:-defaults})"
+  step "real-node benchmark, gate off and on (flags: ${NODE_BENCH_FLAGS:-defaults})"
   # shellcheck disable=SC2086 # the flags are words
   (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" ${NODE_BENCH_FLAGS:-}) ||
     die "node-bench failed; the nodes' logs are under _output/node-bench/work-gate-*/logs."
@@ -32,7 +32,7 @@ for pods in ${NODE_BENCH_SIZES}; do
 done
 for pods in ${NODE_BENCH_SIZES}; do
   dir="${OUT}/node-bench/pods-${pods}"
-  step "real-node benchmark at ${pods} pods, gate off then on (flags: ${NODE_BENCH_FLAGS:-defaults})"
+  step "real-node benchmark at ${pods} pods, gate off and on (flags: ${NODE_BENCH_FLAGS:-defaults})"
   # -pods comes last, so that it wins over one in NODE_BENCH_FLAGS.
   # shellcheck disable=SC2086 # the flags are words
   (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${dir}" ${NODE_BENCH_FLAGS:-} -pods "${pods}") ||

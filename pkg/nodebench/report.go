@@ -301,7 +301,7 @@ func Markdown(r Result) string {
 		verbosity = fmt.Sprintf("--v=3 (--v=%d while single pods are deleted and added)", m.ChurnVerbosity)
 	}
 	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at %s\n\n", m.Pods, m.Volumes, m.RuntimeLabel(), verbosity)
-	fmt.Fprintf(&b, "%d round(s) per gate value, gate off first; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per gate value).\n\n",
+	fmt.Fprintf(&b, "%d round(s) per gate value, gate off first in odd rounds and on first in even ones; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per gate value).\n\n",
 		len(r.On), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(merge(r.On).mount))
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	for _, row := range Rows(r) {
