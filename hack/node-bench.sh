@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make node-bench: the real-node side-by-side benchmark (pkg/nodebench). The
 # same workload, 110 static pods x 4 volumes on containerd and runc, runs on
-# a fresh node with the EventedVolumeManager gate off and on (alternating which goes first). It prints
-# a markdown table and writes results.json, report.md and charts to
-# _output/node-bench. About 15 minutes per round.
+# a fresh node with the EventedVolumeManager gate off and on, off first in
+# odd rounds and on first in even ones. It prints a markdown table and writes
+# results.json, report.md and charts to _output/node-bench. About 15 minutes
+# per round.
 #
 #   NODE_BENCH_FLAGS="-rounds 2 -windows 3 -window 60s -profile 60s -singles 55 -gap 1s -pods 110"
 #
