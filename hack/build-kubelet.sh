@@ -11,9 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 kube_ldflags
 
 step "building ${KUBELET#"${ROOT}/"} ${KUBE_BUILD_VERSION} (cold: about 7 minutes on 2 cores)"
-mkdir -p "$(dirname "${KUBELET}")"
-(cd "${TREE}" && CGO_ENABLED=0 go build -trimpath -ldflags "${KUBE_LDFLAGS}" -o "${KUBELET}.new" ./cmd/kubelet) ||
+go_build_kubelet "${TREE}" "${KUBELET}" ||
   die "the kubelet does not build from ${TREE#"${ROOT}/"}; fix the tree (or the patch) and rerun make."
-mv "${KUBELET}.new" "${KUBELET}"
 "${KUBELET}" --version
 step_done

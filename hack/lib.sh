@@ -21,6 +21,9 @@ VERSION_SUFFIX=""
 [ "${KUBE_VERSION}" = "${SERIES_BASE}" ] || VERSION_SUFFIX="-${KUBE_VERSION}"
 TREE="${OUT}/kubernetes${VERSION_SUFFIX}"
 KUBELET="${OUT}/bin/kubelet${VERSION_SUFFIX}"
+# Upstream's kubelet of the release, built from the tree's tag without the
+# series, for node-bench's stock column.
+STOCK_KUBELET="${OUT}/bin/kubelet-stock${VERSION_SUFFIX}"
 # The branch in the assembled tree that carries the series.
 TREE_BRANCH=evented-volume-manager
 
@@ -184,22 +187,29 @@ k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io.${note}"
   step_done
 }
 
-# kube_ldflags: sets KUBE_LDFLAGS to the version ldflags of a binary built
-# from the assembled tree, the way upstream's hack/lib/version.sh sets them,
-# and KUBE_BUILD_VERSION to the version: the release plus our suffix,
-# v1.37.0-evm.<commits past the tag>+<commit>[-dirty]. The build date is the
-# commit's, so the same tree builds the same binary.
+# kube_ldflags [DIR]: sets KUBE_LDFLAGS to the version ldflags of a binary
+# built from DIR's HEAD (the assembled tree unless DIR is given, for example a
+# worktree of it), the way upstream's hack/lib/version.sh sets them, and
+# KUBE_BUILD_VERSION to the version: the release plus our suffix,
+# v1.37.0-evm.<commits past the tag>+<commit>[-dirty], or on the tag itself
+# the release alone, v1.37.0[-dirty], as upstream names a build of a release
+# tag. The build date is the commit's, so the same tree builds the same
+# binary.
 kube_ldflags() {
-  local commit count state build_date major minor pkg
-  commit=$(tree_git rev-parse HEAD)
-  count=$(tree_git rev-list --count "${KUBE_VERSION}..HEAD")
+  local dir="${1:-${TREE}}" commit count state build_date major minor pkg
+  commit=$(git -C "${dir}" rev-parse HEAD)
+  count=$(git -C "${dir}" rev-list --count "${KUBE_VERSION}..HEAD")
   state=clean
-  if [ -n "$(tree_git status --porcelain --untracked-files=no)" ]; then
+  if [ -n "$(git -C "${dir}" status --porcelain --untracked-files=no)" ]; then
     state=dirty
   fi
-  KUBE_BUILD_VERSION="${KUBE_VERSION}-evm.${count}+${commit:0:12}"
+  if [ "${count}" = 0 ]; then
+    KUBE_BUILD_VERSION="${KUBE_VERSION}"
+  else
+    KUBE_BUILD_VERSION="${KUBE_VERSION}-evm.${count}+${commit:0:12}"
+  fi
   [ "${state}" = clean ] || KUBE_BUILD_VERSION="${KUBE_BUILD_VERSION}-dirty"
-  build_date=$(TZ=UTC tree_git show -s --date=format-local:'%Y-%m-%dT%H:%M:%SZ' --format=%cd HEAD)
+  build_date=$(TZ=UTC git -C "${dir}" show -s --date=format-local:'%Y-%m-%dT%H:%M:%SZ' --format=%cd HEAD)
   major=${KUBE_VERSION#v}; major=${major%%.*}
   minor=${KUBE_VERSION#v}; minor=${minor#*.}; minor=${minor%%.*}
   KUBE_LDFLAGS=""
@@ -211,4 +221,16 @@ kube_ldflags() {
     KUBE_LDFLAGS+=" -X '${pkg}.gitMajor=${major}'"
     KUBE_LDFLAGS+=" -X '${pkg}.gitMinor=${minor}'"
   done
+}
+
+# go_build_kubelet DIR BINARY: builds DIR's ./cmd/kubelet into BINARY with the
+# project's flags: static, -trimpath and KUBE_LDFLAGS (run kube_ldflags DIR
+# first). -trimpath also keeps the package directories out of the build
+# cache's keys, so a worktree of the tree reuses what the tree compiled.
+# BINARY is replaced only by a complete build.
+go_build_kubelet() {
+  local dir="$1" bin="$2"
+  mkdir -p "$(dirname "${bin}")"
+  (cd "${dir}" && CGO_ENABLED=0 go build -trimpath -ldflags "${KUBE_LDFLAGS}" -o "${bin}.new" ./cmd/kubelet) || return 1
+  mv "${bin}.new" "${bin}"
 }
