@@ -61,12 +61,9 @@ authorization: {mode: AlwaysAllow}
 resolvConf: /etc/resolv.conf
 enableDebuggingHandlers: true
 maxPods: %d
-featureGates:
-  EventedVolumeManager: %t
-  EventedPLEG: %t
-`, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
+%s`, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
 		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
-		kubeletPort, healthzPort, n.maxPods(), n.opts.Gate, n.opts.EventedPLEG)
+		kubeletPort, healthzPort, n.maxPods(), featureGates(n.opts))
 
 	if n.opts.PodNetwork {
 		for _, p := range cniPlugins {
@@ -102,6 +99,17 @@ featureGates:
 		}
 	}
 	return nil
+}
+
+// featureGates is the kubelet configuration's featureGates block. Upstream's
+// kubelet (StockKubelet) does not know EventedVolumeManager and refuses to
+// start with it, so its block has EventedPLEG alone.
+func featureGates(o Options) string {
+	gates := "featureGates:\n"
+	if !o.StockKubelet {
+		gates += fmt.Sprintf("  EventedVolumeManager: %t\n", o.Gate)
+	}
+	return gates + fmt.Sprintf("  EventedPLEG: %t\n", o.EventedPLEG)
 }
 
 // DefaultMaxPods is the kubelet's default maxPods.

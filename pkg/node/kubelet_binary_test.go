@@ -22,3 +22,23 @@ func TestKubeletBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestFeatureGates: upstream's kubelet gets no EventedVolumeManager gate, the
+// patched one always gets its value.
+func TestFeatureGates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"gate off", Options{}, "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
+		{"gate on, EventedPLEG", Options{Gate: true, EventedPLEG: true}, "featureGates:\n  EventedVolumeManager: true\n  EventedPLEG: true\n"},
+		{"stock", Options{StockKubelet: true}, "featureGates:\n  EventedPLEG: false\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := featureGates(tc.opts); got != tc.want {
+				t.Errorf("featureGates() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -53,6 +53,13 @@ type Options struct {
 	Work string
 	// Gate is the value of the EventedVolumeManager feature gate.
 	Gate bool
+	// Kubelet is the kubelet binary to run. Empty means KubeletBinary(Out).
+	Kubelet string
+	// StockKubelet says the kubelet is upstream's, built without the
+	// series: its configuration leaves the EventedVolumeManager gate out,
+	// since upstream's kubelet refuses a gate it does not know, and Gate
+	// must be false.
+	StockKubelet bool
 	// Runtime is the container runtime. Empty means Containerd.
 	Runtime Runtime
 	// PodEventsOff turns CRI-O's container events off (enable_pod_events =
@@ -116,6 +123,15 @@ func KubeletBinary(out string) string {
 		return p
 	}
 	return filepath.Join(out, "bin", "kubelet")
+}
+
+// kubeletBinary is the kubelet the node runs: Options.Kubelet, or
+// KubeletBinary of the build output.
+func (n *Node) kubeletBinary() string {
+	if n.opts.Kubelet != "" {
+		return n.opts.Kubelet
+	}
+	return KubeletBinary(filepath.Dir(n.bin))
 }
 
 // Binaries are the programs in Out/bin any Node may run: the kubelet and
@@ -222,6 +238,14 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	if err := Preflight(out, opts.Runtime); err != nil {
 		return nil, err
+	}
+	if opts.StockKubelet && opts.Gate {
+		return nil, errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
+	}
+	if opts.Kubelet != "" {
+		if _, err := os.Stat(opts.Kubelet); err != nil {
+			return nil, fmt.Errorf("the kubelet %s is missing: %w", opts.Kubelet, err)
+		}
 	}
 	if opts.Cluster {
 		if err := ClusterPreflight(out); err != nil {
@@ -448,7 +472,11 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	if n.kubelet.running() {
 		return errors.New("the kubelet is already running")
 	}
-	n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
+	if n.opts.StockKubelet {
+		n.opts.Logf("starting upstream's kubelet (no EventedVolumeManager gate)")
+	} else {
+		n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
+	}
 	args := []string{
 		"--config", filepath.Join(n.work, "kubelet", "config.yaml"),
 		"--root-dir", n.KubeletRoot(),
@@ -461,7 +489,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		// the host's default-route address.
 		args = append(args, "--kubeconfig", n.KubeletKubeconfig())
 	}
-	p, err := startProcess("kubelet", n.KubeletLog(), nil, KubeletBinary(filepath.Dir(n.bin)), args...)
+	p, err := startProcess("kubelet", n.KubeletLog(), nil, n.kubeletBinary(), args...)
 	if err != nil {
 		return err
 	}
