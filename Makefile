@@ -8,8 +8,11 @@
 #   make node-deps  containerd, runc, crictl and local images for a real node
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
 #   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
-#   make node-bench the real-node benchmark, gate off vs on, 110 pods x 4 volumes (root);
-#                   NODE_BENCH_SIZES="110 250 500" runs it at each size and reports the scale matrix
+#   make node-bench the real-node benchmark, 110 pods x 4 volumes (root): upstream's v1.37.0 kubelet
+#                   (stock, _output/bin/kubelet-stock) vs the series' with the gate off and on;
+#                   NODE_BENCH_SIZES="110 250 500" runs it at each size and reports the scale matrix;
+#                   NODE_BENCH_STOCK=0 skips stock
+#   make kubelet-stock  build _output/bin/kubelet-stock: upstream's kubelet from the tree's v1.37.0 tag, no series
 #   make cluster-deps  etcd, kube-apiserver, kube-controller-manager and the project's CSI driver, for a cluster node
 #   make node-bench-cluster  the benchmark on a cluster node (API server, attach/detach controller, CSI), gate off vs on (root)
 #   make node-test-cluster   the real-node tests on a cluster node: CSI attach, reconstruction, detach, configMap and token (root)
@@ -20,7 +23,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet export verify test bench rebase-check node-deps node-smoke node-test node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
+.PHONY: all assemble kubelet kubelet-stock export verify test bench rebase-check node-deps node-smoke node-test node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
 
 all: kubelet
 
@@ -31,6 +34,10 @@ assemble:
 ## kubelet: build _output/bin/kubelet from the assembled tree
 kubelet: assemble
 	@hack/build-kubelet.sh
+
+## kubelet-stock: build _output/bin/kubelet-stock, upstream's kubelet from the tree's release tag without the series
+kubelet-stock: assemble
+	@hack/build-stock-kubelet.sh
 
 ## export: write the tree's commits to patches/
 export:
@@ -64,8 +71,9 @@ node-smoke: kubelet node-deps
 node-test: kubelet node-deps
 	@EVM_NODE=full hack/node-test.sh
 
-## node-bench: the real-node benchmark, gate off vs on; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix)
+## node-bench: the real-node benchmark, stock vs gate off vs gate on; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix, NODE_BENCH_STOCK=0 without stock)
 node-bench: kubelet node-deps
+	@[ "$${NODE_BENCH_STOCK:-1}" = 0 ] || hack/build-stock-kubelet.sh
 	@hack/node-bench.sh
 
 ## cluster-deps: etcd, kube-apiserver and kube-controller-manager from the tree, and the project's CSI driver

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # make node-bench: the real-node side-by-side benchmark (pkg/nodebench). The
 # same workload, 110 static pods x 4 volumes on containerd and runc, runs on
-# a fresh node with the EventedVolumeManager gate off and on, off first in
-# odd rounds and on first in even ones. It prints a markdown table and writes
-# results.json, report.md and charts to _output/node-bench. About 15 minutes
-# per round.
+# a fresh node with three kubelets in each round: stock, upstream's v1.37.0
+# kubelet built from the tree's tag without the series
+# (_output/bin/kubelet-stock, hack/build-stock-kubelet.sh, which make
+# node-bench runs first), and the series' kubelet with the
+# EventedVolumeManager gate off and on. The order changes from round to
+# round: odd rounds take the rotations of stock, off, on in turn (1: stock,
+# off, on; 3: off, on, stock; 5: on, stock, off) and each even round runs the
+# round before it backwards. It prints a markdown table (stock, gate off and
+# gate on with their spread across rounds, stock/on and off/on, and the rows
+# where stock and gate off differ beyond that spread) and writes
+# results.json, report.md and charts to _output/node-bench. About 8 minutes
+# per configuration, 23 per round.
 #
 #   NODE_BENCH_FLAGS="-rounds 2 -windows 3 -window 60s -profile 60s -singles 55 -gap 1s -pods 110"
 #
+# NODE_BENCH_STOCK=0 leaves stock out: gate off and on only, as before stock
+# was measured (it passes -stock=false).
+#
 # NODE_BENCH_SIZES="110 250 500" runs the scale matrix instead: the benchmark
-# at each size (its -pods), gate off and on in one run per size, each into
-# _output/node-bench/pods-N, then the scale table (scale.md) and the chart of
-# the idle volume manager CPU against pods (vm-cpu-vs-pods.png).
+# at each size (its -pods), every configuration in one run per size, each
+# into _output/node-bench/pods-N, then the scale table (scale.md) and the
+# chart of the idle volume manager CPU against pods (vm-cpu-vs-pods.png).
 #
 # Needs root. Each node restores the host when it stops.
 
@@ -19,11 +30,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "node-bench needs root (it runs containerd, runc and a kubelet)."
 
+# The runner's flags for stock; NODE_BENCH_FLAGS come after them and win.
+if [ "${NODE_BENCH_STOCK:-1}" = 0 ]; then
+  stock_flags=(-stock=false)
+  configs="gate off and on"
+else
+  [ -x "${STOCK_KUBELET}" ] || die "${STOCK_KUBELET#"${ROOT}/"} is missing: run hack/build-stock-kubelet.sh (make node-bench does), or set NODE_BENCH_STOCK=0."
+  stock_flags=(-stock-kubelet "${STOCK_KUBELET}")
+  configs="stock, gate off and gate on"
+fi
+
 if [ -z "${NODE_BENCH_SIZES:-}" ]; then
-  step "real-node benchmark, gate off and on (flags: ${NODE_BENCH_FLAGS:-defaults})"
+  step "real-node benchmark, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
   # shellcheck disable=SC2086 # the flags are words
-  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" ${NODE_BENCH_FLAGS:-}) ||
-    die "node-bench failed; the nodes' logs are under _output/node-bench/work-gate-*/logs."
+  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" "${stock_flags[@]}" ${NODE_BENCH_FLAGS:-}) ||
+    die "node-bench failed; the nodes' logs are under _output/node-bench/work-*/logs."
   step_done
   exit 0
 fi
@@ -33,11 +54,11 @@ for pods in ${NODE_BENCH_SIZES}; do
 done
 for pods in ${NODE_BENCH_SIZES}; do
   dir="${OUT}/node-bench/pods-${pods}"
-  step "real-node benchmark at ${pods} pods, gate off and on (flags: ${NODE_BENCH_FLAGS:-defaults})"
+  step "real-node benchmark at ${pods} pods, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
   # -pods comes last, so that it wins over one in NODE_BENCH_FLAGS.
   # shellcheck disable=SC2086 # the flags are words
-  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${dir}" ${NODE_BENCH_FLAGS:-} -pods "${pods}") ||
-    die "node-bench at ${pods} pods failed; the nodes' logs are under ${dir}/work-gate-*/logs. The sizes before it are kept; rerun with the rest in NODE_BENCH_SIZES."
+  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${dir}" "${stock_flags[@]}" ${NODE_BENCH_FLAGS:-} -pods "${pods}") ||
+    die "node-bench at ${pods} pods failed; the nodes' logs are under ${dir}/work-*/logs. The sizes before it are kept; rerun with the rest in NODE_BENCH_SIZES."
   step_done
 done
 step "scale report of ${NODE_BENCH_SIZES} pods"

@@ -15,8 +15,10 @@ limitations under the License.
 */
 
 // Package nodebench is the real-node side-by-side benchmark (make
-// node-bench): the same workload of static pods on a container runtime and the
-// patched kubelet, with the EventedVolumeManager gate off and then on. It
+// node-bench): the same workload of static pods on a container runtime and
+// three kubelets: upstream's (stock, built from the release's tag without the
+// series) and the patched kubelet with the EventedVolumeManager gate off and
+// on. It
 // measures idle kubelet CPU from /proc, the volume manager's share of it
 // from a pprof profile, the loops' iterations, the volume manager's mount
 // and unmount waits from the kubelet's own log lines, the single pods'
@@ -26,6 +28,7 @@ package nodebench
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -58,13 +61,54 @@ type Options struct {
 	// one at a time, Gap apart, to time unmount and mount waits.
 	Singles int
 	Gap     time.Duration
+	// StockKubelet is upstream's kubelet, built without the series, that
+	// the Stock configuration runs.
+	StockKubelet string
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
 
-// Mode is one gate value's measurements.
+// Config is a kubelet configuration the benchmark runs.
+type Config string
+
+// The configurations: upstream's kubelet, and the patched kubelet with the
+// gate off and on.
+const (
+	// Stock is upstream's kubelet of the release, built from its tag
+	// without the series, with no EventedVolumeManager gate in its
+	// configuration: upstream's kubelet does not know the gate.
+	Stock Config = "stock"
+	// GateOff is the patched kubelet with the gate off.
+	GateOff Config = "gate off"
+	// GateOn is the patched kubelet with the gate on.
+	GateOn Config = "gate on"
+)
+
+// Configs are the configurations in the order the report shows them.
+var Configs = []Config{Stock, GateOff, GateOn}
+
+// Gate is the EventedVolumeManager gate's value in c; false for Stock,
+// which has no such gate.
+func (c Config) Gate() bool { return c == GateOn }
+
+// WorkDir is c's work directory under Options.Dir: work-stock,
+// work-gate-false or work-gate-true.
+func (c Config) WorkDir() string {
+	if c == Stock {
+		return "work-stock"
+	}
+	return fmt.Sprintf("work-gate-%t", c.Gate())
+}
+
+// Mode is one configuration's measurements in one round.
 type Mode struct {
 	Gate bool `json:"gate"`
+	// Stock marks upstream's kubelet, built without the series (Gate is
+	// then false); results from before the stock configuration have none.
+	Stock bool `json:"stock,omitempty"`
+	// KubeletVersion is the kubelet's --version; empty in results from
+	// before it was recorded.
+	KubeletVersion string `json:"kubeletVersion,omitempty"`
 	// Runtime names the container runtime (node.Options.RuntimeLabel);
 	// empty in results from before CRI-O, which ran containerd.
 	Runtime string `json:"runtime,omitempty"`
@@ -128,6 +172,18 @@ type Mode struct {
 	AddCPU    *ChurnCPU `json:"addCPU,omitempty"`
 }
 
+// Config is the configuration m measured.
+func (m Mode) Config() Config {
+	switch {
+	case m.Stock:
+		return Stock
+	case m.Gate:
+		return GateOn
+	default:
+		return GateOff
+	}
+}
+
 // ChurnCPU is the CPU spent over a stretch of pod churn.
 type ChurnCPU struct {
 	// Seconds is the stretch's length.
@@ -169,20 +225,33 @@ func (s cpuSample) until(e cpuSample) ChurnCPU {
 	}
 }
 
-// Run measures one gate value.
-func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
+// Run measures one configuration.
+func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	logf := o.Logf
-	m := Mode{Gate: gate, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
+	m := Mode{Gate: c.Gate(), Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
 	no := node.Options{
 		Out:          o.Out,
-		Work:         filepath.Join(o.Dir, fmt.Sprintf("work-gate-%t", gate)),
-		Gate:         gate,
+		Work:         filepath.Join(o.Dir, c.WorkDir()),
+		Gate:         c.Gate(),
 		Runtime:      o.Runtime,
 		PodEventsOff: o.PodEventsOff,
 		MaxPods:      max(o.Pods, node.DefaultMaxPods),
 		Logf:         logf,
 	}
+	kubelet := node.KubeletBinary(o.Out)
+	if c == Stock {
+		if o.StockKubelet == "" {
+			return m, fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
+		}
+		no.Kubelet, no.StockKubelet, kubelet = o.StockKubelet, true, o.StockKubelet
+	}
 	m.Runtime = no.RuntimeLabel()
+	version, err := kubeletVersion(ctx, kubelet)
+	if err != nil {
+		return m, err
+	}
+	m.KubeletVersion = version
+	logf("%s: %s", c, version)
 	n, err := node.Start(ctx, no)
 	if err != nil {
 		return m, err
@@ -368,6 +437,16 @@ func Run(ctx context.Context, o Options, gate bool) (Mode, error) {
 		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
 	}
 	return m, nil
+}
+
+// kubeletVersion is what the kubelet binary's --version prints, such as
+// "Kubernetes v1.37.0".
+func kubeletVersion(ctx context.Context, binary string) (string, error) {
+	out, err := exec.CommandContext(ctx, binary, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", binary, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // profileVolumeManager profiles the kubelet for d and returns the profile's

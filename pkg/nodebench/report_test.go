@@ -48,7 +48,7 @@ func TestReport(t *testing.T) {
 	find := func(prefix string) (off, on float64, ratio string) {
 		for _, row := range rows {
 			if strings.HasPrefix(row.Figure, prefix) {
-				return row.Off, row.On, row.Ratio()
+				return row.Off.Value, row.On.Value, row.Ratio()
 			}
 		}
 		t.Fatalf("no row %q", prefix)
@@ -98,6 +98,9 @@ func TestReport(t *testing.T) {
 	}
 	if len(files) != 4 || filepath.Dir(files[0]) != dir || filepath.Base(files[3]) != "deletion-phases.png" {
 		t.Errorf("charts = %v", files)
+	}
+	if strings.Contains(md, "stock") {
+		t.Errorf("markdown without stock results names stock:\n%s", md)
 	}
 	path := filepath.Join(dir, "results.json")
 	if err := r.Save(path); err != nil {
@@ -208,8 +211,8 @@ func TestPhaseRows(t *testing.T) {
 					}
 					found = true
 					same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
-					if !same(row.OffP50, w.offP50) || !same(row.OnP99, w.onP99) || row.OnPods != w.onPods {
-						t.Errorf("%s: off p50 %v, on p99 %v, on pods %d; want %v, %v, %d", row.Figure, row.OffP50, row.OnP99, row.OnPods, w.offP50, w.onP99, w.onPods)
+					if !same(row.Off.P50.Value, w.offP50) || !same(row.On.P99.Value, w.onP99) || row.On.Pods != w.onPods {
+						t.Errorf("%s: off p50 %v, on p99 %v, on pods %d; want %v, %v, %d", row.Figure, row.Off.P50.Value, row.On.P99.Value, row.On.Pods, w.offP50, w.onP99, w.onPods)
 					}
 					break
 				}
@@ -300,5 +303,219 @@ func TestMedian(t *testing.T) {
 	}
 	if !math.IsNaN(Median(nil)) {
 		t.Error("Median(nil) is not NaN")
+	}
+}
+
+// configMode is a round of configuration c: its kubelet's idle CPU is cpu
+// per minute in the middle window (cpu+1 and cpu-1 in the others), and its
+// single pods' mount waits are mount.
+func configMode(c Config, cpu float64, mount []float64) Mode {
+	m := withChurn(Mode{
+		Gate: c.Gate(), Stock: c == Stock, Pods: 110, Volumes: 4, WindowSeconds: 60,
+		KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
+		ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: 1,
+		Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
+		StartupSeconds: 18, GapSeconds: 1,
+	}, 1)
+	if c == GateOn {
+		m.Iterations = map[string]float64{"reconciler": 360, "desired_state_of_world_populator": 180}
+		m.VolumeManagerCPUSeconds = 0.5
+	}
+	return m
+}
+
+func TestStockReport(t *testing.T) {
+	mount := []float64{0.3, 0.3, 0.301}
+	tests := []struct {
+		name           string
+		r              Result
+		want, unwanted []string
+	}{{
+		name: "one round",
+		r: Result{
+			Stock:  []Mode{configMode(Stock, 6, mount)},
+			Off:    []Mode{configMode(GateOff, 5, mount)},
+			On:     []Mode{configMode(GateOn, 4, []float64{0.01, 0.02, 0.1})},
+			Orders: [][]Config{{Stock, GateOff, GateOn}},
+		},
+		want: []string{
+			"1 round(s) per configuration: round 1 ran stock, gate off, gate on;",
+			"| figure | stock | gate off | gate on | stock/on | off/on |\n|---|---|---|---|---|---|\n",
+			"| idle kubelet CPU (median of windows) | 6.00 CPU-s/min | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.5x | 1.2x |",
+			"| volume manager CPU (pprof) | 1.00 CPU-s/min | 1.00 CPU-s/min | 0.50 CPU-s/min | 2.0x | 2.0x |",
+			"| idle reconciler iterations | n/a | n/a | 120 /min | n/a | n/a |",
+			"| volume-ready wait, single pods 1s apart p50 | 300 ms | 300 ms | 20.0 ms | 15.0x | 15.0x |",
+			"One round: no spread across rounds.",
+			"Stock against gate off: one round of either gives no spread across rounds to judge their difference by",
+			"kubelet CPU-s/min (stock | gate off | gate on): 6.00, 7.00, 5.00 | 5.00, 6.00, 4.00 | 4.00, 5.00, 3.00",
+			"Stock is upstream's kubelet, built from the release's tag without the series",
+			"| from manifest removed to | stock p50 | stock p99 | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods stock / off / on |",
+			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 3 / 3 / 3 |",
+		},
+		unwanted: []string{"differ beyond", "agree within"},
+	}, {
+		name: "two rounds, stock's kubelet CPU beyond the spread",
+		r: Result{
+			Stock:  []Mode{configMode(Stock, 8, mount), configMode(Stock, 8.2, mount)},
+			Off:    []Mode{configMode(GateOff, 5, mount), configMode(GateOff, 5.2, mount)},
+			On:     []Mode{configMode(GateOn, 4, mount), configMode(GateOn, 4.2, mount)},
+			Orders: [][]Config{{Stock, GateOff, GateOn}, {GateOn, GateOff, Stock}},
+		},
+		want: []string{
+			"2 round(s) per configuration: round 1 ran stock, gate off, gate on; round 2 ran gate on, gate off, stock;",
+			// Windows 7, 8, 9 and 7.2, 8.2, 9.2 pool to a median of 8.1;
+			// the rounds' medians are 8 and 8.2.
+			"| idle kubelet CPU (median of windows) | 8.10 CPU-s/min (8.00–8.20) | 5.10 CPU-s/min (5.00–5.20) | 4.10 CPU-s/min (4.00–4.20) | 2.0x | 1.2x |",
+			"| idle containerd CPU (median of windows) | 8.00 CPU-s/min (8.00–8.00) |",
+			"Each value pools all rounds; in parentheses, the lowest and highest single round.",
+			"- **stock and gate off differ beyond the rounds' spread: idle kubelet CPU (median of windows)**: stock 8.10 CPU-s/min, gate off 5.10 CPU-s/min; " +
+				"spread across rounds 0.20 CPU-s/min (stock), 0.20 CPU-s/min (gate off)\n",
+			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms (2.00–2.00) |",
+		},
+		unwanted: []string{"differ beyond the rounds' spread: idle containerd", "agree within", "One round"},
+	}, {
+		name: "two rounds, stock like gate off",
+		r: Result{
+			Stock: []Mode{configMode(Stock, 5.1, mount), configMode(Stock, 5, mount)},
+			Off:   []Mode{configMode(GateOff, 5, mount), configMode(GateOff, 5.2, mount)},
+			On:    []Mode{configMode(GateOn, 4, mount), configMode(GateOn, 4.2, mount)},
+		},
+		want: []string{
+			"2 round(s) per gate value (the order within each round is not recorded in these results)",
+			"Stock and gate off agree within the rounds' spread on every row both have.",
+		},
+		unwanted: []string{"differ beyond"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md := Markdown(tc.r)
+			for _, want := range tc.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("markdown lacks %q:\n%s", want, md)
+				}
+			}
+			for _, unwanted := range tc.unwanted {
+				if strings.Contains(md, unwanted) {
+					t.Errorf("markdown has %q:\n%s", unwanted, md)
+				}
+			}
+			files, err := Charts(tc.r, t.TempDir())
+			if err != nil || len(files) != 4 {
+				t.Errorf("charts = %v, %v", files, err)
+			}
+		})
+	}
+}
+
+func TestStatOf(t *testing.T) {
+	cpu := func(m merged) float64 { return Median(m.kubeletPerMin) }
+	nan := math.NaN()
+	// The three rounds' windows pool to 3.5, 4, 4.5, 5, 5.5, 6, 6, 7 and 8.
+	tests := []struct {
+		name                  string
+		modes                 []Mode
+		value, lo, hi, spread float64
+		rounds                int
+	}{
+		{"no rounds", nil, nan, nan, nan, nan, 0},
+		{"one round", []Mode{configMode(GateOff, 5, nil)}, 5, 5, 5, nan, 1},
+		{"three rounds", []Mode{configMode(GateOff, 5, nil), configMode(GateOff, 7, nil), configMode(GateOff, 4.5, nil)}, 5.5, 4.5, 7, 2.5, 3},
+	}
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := statOf(tc.modes, cpu)
+			if !same(s.Value, tc.value) || !same(s.Min, tc.lo) || !same(s.Max, tc.hi) || !same(s.Spread(), tc.spread) || s.Rounds != tc.rounds {
+				t.Errorf("statOf = %+v, spread %v; want value %v, %v–%v, spread %v, %d rounds", s, s.Spread(), tc.value, tc.lo, tc.hi, tc.spread, tc.rounds)
+			}
+		})
+	}
+}
+
+func TestStockDiffers(t *testing.T) {
+	stat := func(v, lo, hi float64, rounds int) Stat { return Stat{Value: v, Min: lo, Max: hi, Rounds: rounds} }
+	tests := []struct {
+		name       string
+		stock, off Stat
+		want       bool
+	}{
+		{"one round each", stat(9, 9, 9, 1), stat(5, 5, 5, 1), false},
+		{"apart by less than the spread", stat(5.1, 4.9, 5.3, 2), stat(5, 4.8, 5.1, 2), false},
+		{"apart by more than either spread", stat(6, 5.9, 6.1, 2), stat(5, 4.8, 5.1, 2), true},
+		{"within the wider spread", stat(6, 5, 7, 3), stat(5, 4.9, 5.1, 3), false},
+		{"no stock value", stat(math.NaN(), math.NaN(), math.NaN(), 0), stat(5, 4.8, 5.1, 2), false},
+		{"equal without spread", stat(5, 5, 5, 2), stat(5, 5, 5, 2), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (Row{Stock: tc.stock, Off: tc.off}).StockDiffers(); got != tc.want {
+				t.Errorf("StockDiffers() = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestResultAddAndLoad(t *testing.T) {
+	var r Result
+	for _, c := range []Config{GateOn, Stock, GateOff, GateOn} {
+		r.Add(configMode(c, 5, []float64{0.1}))
+	}
+	r.Orders = [][]Config{{GateOn, Stock, GateOff}, {GateOn}}
+	if len(r.Stock) != 1 || len(r.Off) != 1 || len(r.On) != 2 || !r.HasStock() {
+		t.Fatalf("Add filed %d stock, %d off, %d on", len(r.Stock), len(r.Off), len(r.On))
+	}
+	for _, c := range Configs {
+		for _, m := range r.Modes(c) {
+			if m.Config() != c {
+				t.Errorf("a mode of %s says %s", c, m.Config())
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil || len(back.Stock) != 1 || !back.Stock[0].Stock || back.Stock[0].Gate || len(back.Orders) != 2 || back.Orders[0][1] != Stock {
+		t.Errorf("Load = %+v, %v", back, err)
+	}
+	old := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(old, []byte(oldResults), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Load(old); err != nil || back.HasStock() || back.Orders != nil || back.Off[0].Config() != GateOff {
+		t.Errorf("Load of old results = %+v, %v", back, err)
+	}
+}
+
+// TestCommittedResults renders every node-bench result the project keeps,
+// all from before the stock configuration, as -report renders them again.
+func TestCommittedResults(t *testing.T) {
+	root := filepath.Join("..", "..", "results", "node-bench")
+	var paths []string
+	for _, pattern := range []string{"*/results.json", "*/*/results.json"} {
+		m, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no results under %s", root)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimPrefix(path, root+string(filepath.Separator)), func(t *testing.T) {
+			r, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := Markdown(r)
+			if r.HasStock() || strings.Contains(md, "stock") || !strings.Contains(md, "| figure | gate off | gate on | off/on |") {
+				t.Errorf("the report of %s:\n%s", path, md)
+			}
+			if _, err := Charts(r, t.TempDir()); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

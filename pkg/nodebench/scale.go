@@ -31,15 +31,15 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// Size is one node size of a scale run: its pods and its result, gate off
-// against gate on.
+// Size is one node size of a scale run: its pods and its result, stock (when
+// it ran) and gate off against gate on.
 type Size struct {
 	Pods   int
 	Result Result
 }
 
 // scaleFigure is one row of the scale table: a figure's value at a size
-// with the gate off or on, NaN where nothing measured it.
+// in one configuration, NaN where nothing measured it.
 type scaleFigure struct {
 	name      string
 	unit      string
@@ -55,7 +55,7 @@ func scaleFigures() []scaleFigure {
 	passes := func(loop, kind string) func(m merged) float64 {
 		return func(m merged) float64 {
 			if m.passSeconds == 0 {
-				return math.NaN() // gate off: upstream's loops count nothing
+				return math.NaN() // stock and gate off: upstream's loops count nothing
 			}
 			return 60 * m.passes[loop+"/"+kind] / m.passSeconds
 		}
@@ -83,25 +83,46 @@ func sortSizes(sizes []Size) []Size {
 	return sorted
 }
 
-// ScaleMarkdown renders the scale table: every figure at every size, gate
-// off, gate on and off/on, then how the gate-on volume manager's idle CPU
-// grew against the pods.
+// ScaleMarkdown renders the scale table: every figure at every size,
+// stock (when any size ran it; "—" at a size that did not), gate off, gate
+// on, stock/on and off/on, then how the idle volume manager CPU grew
+// against the pods.
 func ScaleMarkdown(sizes []Size) string {
 	sizes = sortSizes(sizes)
+	stock := false
+	for _, s := range sizes {
+		stock = stock || s.Result.HasStock()
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, gate off against gate on\n\n", joinPods(sizes))
+	if stock {
+		fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, upstream's kubelet (stock) and the series with the gate off and on\n\n", joinPods(sizes))
+	} else {
+		fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, gate off against gate on\n\n", joinPods(sizes))
+	}
 	for _, s := range sizes {
 		m := s.Result.On[0]
-		fmt.Fprintf(&b, "- %d pods: %d round(s) per gate value on %s, %d idle window(s) of %.0f s and a %.0f s profile per round, %d single pods per round.\n",
-			s.Pods, len(s.Result.On), m.RuntimeLabel(), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount))
+		per := "per gate value"
+		if s.Result.HasStock() {
+			per = "per configuration (stock, gate off, gate on)"
+		}
+		fmt.Fprintf(&b, "- %d pods: %d round(s) %s on %s, %d idle window(s) of %.0f s and a %.0f s profile per round, %d single pods per round.\n",
+			s.Pods, len(s.Result.On), per, m.RuntimeLabel(), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount))
 	}
 	b.WriteString("\n| figure |")
 	for _, s := range sizes {
-		fmt.Fprintf(&b, " %d off | %d on | off/on |", s.Pods, s.Pods)
+		if stock {
+			fmt.Fprintf(&b, " %d stock | %d off | %d on | stock/on | off/on |", s.Pods, s.Pods, s.Pods)
+		} else {
+			fmt.Fprintf(&b, " %d off | %d on | off/on |", s.Pods, s.Pods)
+		}
 	}
 	b.WriteString("\n|---|")
 	for range sizes {
-		b.WriteString("---|---|---|")
+		if stock {
+			b.WriteString("---|---|---|---|---|")
+		} else {
+			b.WriteString("---|---|---|")
+		}
 	}
 	b.WriteString("\n")
 	for _, f := range scaleFigures() {
@@ -112,24 +133,62 @@ func ScaleMarkdown(sizes []Size) string {
 		fmt.Fprintf(&b, "| %s (%s) |", name, f.unit)
 		for _, s := range sizes {
 			off, on := f.value(merge(s.Result.Off)), f.value(merge(s.Result.On))
-			fmt.Fprintf(&b, " %s | %s | %s |", scaleCell(off), scaleCell(on), ratioCell(off, on))
+			if stock {
+				stockCell, stockRatio := "—", "—"
+				if s.Result.HasStock() {
+					st := f.value(merge(s.Result.Stock))
+					stockCell, stockRatio = scaleCell(st), ratioCell(st, on)
+				}
+				fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", stockCell, scaleCell(off), scaleCell(on), stockRatio, ratioCell(off, on))
+			} else {
+				fmt.Fprintf(&b, " %s | %s | %s |", scaleCell(off), scaleCell(on), ratioCell(off, on))
+			}
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nGate off, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n")
+	if stock {
+		b.WriteString("\nStock and gate off, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n")
+	} else {
+		b.WriteString("\nGate off, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n")
+	}
 	if len(sizes) > 1 {
 		first := sizes[0]
-		vm := func(r Result) float64 { return Median(merge(r.On).vmPerMin) }
-		vmOff := func(r Result) float64 { return Median(merge(r.Off).vmPerMin) }
-		b.WriteString("\nGrowth of the idle volume manager CPU from the smallest size (linear growth is the pod ratio):\n\n| pods | pod ratio | gate off growth | gate on growth |\n|---|---|---|---|\n")
+		growth := func(c Config, s Size) string {
+			if len(s.Result.Modes(c)) == 0 || len(first.Result.Modes(c)) == 0 {
+				return "—"
+			}
+			vm := func(r Result) float64 { return Median(merge(r.Modes(c)).vmPerMin) }
+			return fmt.Sprintf("%.2fx", vm(s.Result)/vm(first.Result))
+		}
+		b.WriteString("\nGrowth of the idle volume manager CPU from the smallest size (linear growth is the pod ratio):\n\n")
+		if stock {
+			b.WriteString("| pods | pod ratio | stock growth | gate off growth | gate on growth |\n|---|---|---|---|---|\n")
+		} else {
+			b.WriteString("| pods | pod ratio | gate off growth | gate on growth |\n|---|---|---|---|\n")
+		}
 		for _, s := range sizes[1:] {
-			fmt.Fprintf(&b, "| %d | %.2fx | %.2fx | %.2fx |\n", s.Pods, float64(s.Pods)/float64(first.Pods),
-				vmOff(s.Result)/vmOff(first.Result), vm(s.Result)/vm(first.Result))
+			fmt.Fprintf(&b, "| %d | %.2fx |", s.Pods, float64(s.Pods)/float64(first.Pods))
+			if stock {
+				fmt.Fprintf(&b, " %s |", growth(Stock, s))
+			}
+			fmt.Fprintf(&b, " %s | %s |\n", growth(GateOff, s), growth(GateOn, s))
 		}
 	}
-	b.WriteString("\nThe runtime's idle CPU per window (gate off | gate on), to judge its spread:\n\n")
+	if stock {
+		b.WriteString("\nThe runtime's idle CPU per window (stock | gate off | gate on), to judge its spread:\n\n")
+	} else {
+		b.WriteString("\nThe runtime's idle CPU per window (gate off | gate on), to judge its spread:\n\n")
+	}
 	for _, s := range sizes {
-		fmt.Fprintf(&b, "- %d pods: %s | %s\n", s.Pods, list(merge(s.Result.Off).runtimePerMin), list(merge(s.Result.On).runtimePerMin))
+		var windows []string
+		if stock {
+			windows = append(windows, "—")
+			if s.Result.HasStock() {
+				windows[0] = list(merge(s.Result.Stock).runtimePerMin)
+			}
+		}
+		windows = append(windows, list(merge(s.Result.Off).runtimePerMin), list(merge(s.Result.On).runtimePerMin))
+		fmt.Fprintf(&b, "- %d pods: %s\n", s.Pods, strings.Join(windows, " | "))
 	}
 	return b.String()
 }
@@ -156,9 +215,9 @@ func ratioCell(off, on float64) string {
 	return fmt.Sprintf("%.1fx", off/on)
 }
 
-// ScaleChart draws the idle volume manager CPU against the pods, gate off
-// and gate on, with a dashed line of linear growth from each's smallest
-// size.
+// ScaleChart draws the idle volume manager CPU against the pods, of stock
+// (at the sizes that ran it), gate off and gate on, with a dashed line of
+// linear growth from each one's smallest size.
 func ScaleChart(sizes []Size, file string) error {
 	sizes = sortSizes(sizes)
 	p := plot.New()
@@ -166,32 +225,34 @@ func ScaleChart(sizes []Size, file string) error {
 	p.X.Label.Text = "pods"
 	p.Y.Label.Text = "volume manager CPU-seconds per minute (pprof)"
 	p.Add(plotter.NewGrid())
-	for _, s := range []struct {
-		name string
-		of   func(Result) []Mode
-		col  color.Color
-	}{{"gate off", func(r Result) []Mode { return r.Off }, bench.OffColor}, {"gate on", func(r Result) []Mode { return r.On }, bench.OnColor}} {
-		pts := make(plotter.XYs, len(sizes))
-		for i, size := range sizes {
-			pts[i] = plotter.XY{X: float64(size.Pods), Y: Median(merge(s.of(size.Result)).vmPerMin)}
+	cols := map[Config]color.Color{Stock: stockColor, GateOff: bench.OffColor, GateOn: bench.OnColor}
+	for _, c := range Configs {
+		var pts plotter.XYs
+		for _, size := range sizes {
+			if modes := size.Result.Modes(c); len(modes) > 0 {
+				pts = append(pts, plotter.XY{X: float64(size.Pods), Y: Median(merge(modes).vmPerMin)})
+			}
+		}
+		if len(pts) == 0 {
+			continue
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return err
 		}
-		line.Color, points.Color = s.col, s.col
+		line.Color, points.Color = cols[c], cols[c]
 		line.Width = vg.Points(1.5)
 		p.Add(line, points)
-		p.Legend.Add(s.name, line, points)
+		p.Legend.Add(string(c), line, points)
 		linear := plotter.XYs{pts[0], {X: pts[len(pts)-1].X, Y: pts[0].Y * pts[len(pts)-1].X / pts[0].X}}
 		l, err := plotter.NewLine(linear)
 		if err != nil {
 			return err
 		}
-		l.Color = s.col
+		l.Color = cols[c]
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(l)
-		p.Legend.Add(s.name+": linear growth", l)
+		p.Legend.Add(string(c)+": linear growth", l)
 	}
 	p.X.Min, p.Y.Min = 0, 0
 	p.Legend.Top = true

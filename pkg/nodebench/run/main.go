@@ -15,21 +15,25 @@ limitations under the License.
 */
 
 // Command run is the real-node side-by-side benchmark that make node-bench
-// runs: for each round, the same workload on a fresh node with the
-// EventedVolumeManager gate off and on, off first in odd rounds and on
-// first in even ones. It writes results.json,
-// report.md and charts into -dir and prints the report.
+// runs: for each round, the same workload on a fresh node with three
+// kubelets: upstream's (stock, -stock-kubelet, built from the release's tag
+// without the series) and the series' with the EventedVolumeManager gate
+// off and on, in an order that changes from round to round (roundOrder).
+// -stock=false leaves stock out. It writes results.json, report.md and
+// charts into -dir and prints the report.
 //
-//	run -out _output -dir _output/node-bench [-pods 110] [-rounds 1] ...
+//	run -out _output -dir _output/node-bench [-pods 110] [-rounds 1] [-stock=false] ...
 //	run -dir _output/node-bench -report    (the report of an earlier run)
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,7 +52,9 @@ func main() {
 	flag.DurationVar(&o.Profile, "profile", 60*time.Second, "the kubelet CPU profile's length")
 	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
-	rounds := flag.Int("rounds", 1, "rounds; each runs the gate off and on, off first in odd rounds, on first in even ones")
+	rounds := flag.Int("rounds", 1, "rounds; each runs stock, gate off and gate on, in an order that changes from round to round")
+	stock := flag.Bool("stock", true, "run upstream's kubelet (-stock-kubelet) too, as the stock configuration")
+	stockKubelet := flag.String("stock-kubelet", "", "upstream's kubelet, built without the series (hack/build-stock-kubelet.sh); empty means -out's bin/kubelet-stock")
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	reportOnly := flag.Bool("report", false, "only print the report of the results in -dir")
 	flag.Parse()
@@ -76,25 +82,31 @@ func main() {
 	if err := node.Preflight(o.Out, o.Runtime); err != nil {
 		fail(fmt.Errorf("%v (make node-bench builds them)", err))
 	}
+	if *stock {
+		if o.StockKubelet, err = filepath.Abs(cmp.Or(*stockKubelet, filepath.Join(o.Out, "bin", "kubelet-stock"))); err != nil {
+			fail(err)
+		}
+		if _, err := os.Stat(o.StockKubelet); err != nil {
+			fail(fmt.Errorf("upstream's kubelet %s is missing: run hack/build-stock-kubelet.sh (make node-bench builds it), or pass -stock=false", o.StockKubelet))
+		}
+	}
 	stop := node.HandleInterrupts(o.Logf)
 	defer stop()
 
 	ctx := context.Background()
 	var r nodebench.Result
 	for round := 1; round <= *rounds; round++ {
-		for _, gate := range gateOrder(round) {
-			fmt.Printf("==> round %d of %d, EventedVolumeManager=%t: %d pods x %d volumes (about %v)\n", round, *rounds, gate,
+		order := roundOrder(round, *stock)
+		r.Orders = append(r.Orders, order)
+		for _, c := range order {
+			fmt.Printf("==> round %d of %d, %s: %d pods x %d volumes (about %v)\n", round, *rounds, c,
 				o.Pods, node.VolumesPerPod, estimate(o).Round(time.Minute))
-			m, err := nodebench.Run(ctx, o, gate)
+			m, err := nodebench.Run(ctx, o, c)
 			if err != nil {
-				fail(fmt.Errorf("round %d, gate %t: %w; the node's logs are under %s", round, gate, err,
-					filepath.Join(o.Dir, fmt.Sprintf("work-gate-%t", gate), "logs")))
+				fail(fmt.Errorf("round %d, %s: %w; the node's logs are under %s", round, c, err,
+					filepath.Join(o.Dir, c.WorkDir(), "logs")))
 			}
-			if gate {
-				r.On = append(r.On, m)
-			} else {
-				r.Off = append(r.Off, m)
-			}
+			r.Add(m)
 			if err := r.Save(results); err != nil {
 				fail(err)
 			}
@@ -104,15 +116,26 @@ func main() {
 	fmt.Printf("node-bench done in %v; results, report.md and charts in %s\n", time.Since(start).Round(time.Second), o.Dir)
 }
 
-// gateOrder is the order of the gate values in a round: off then on in odd
-// rounds, on then off in even ones, so that a drift of the node over a
-// round (the runtime's state growing, the host warming up) weighs on both
-// gate values alike over two rounds instead of always on the second.
-func gateOrder(round int) []bool {
+// roundOrder is the order of the configurations in a round. Odd rounds take
+// the rotations of stock, gate off, gate on in turn (round 1: stock, off,
+// on; round 3: off, on, stock; round 5: on, stock, off), and each even
+// round runs the round before it backwards. So each configuration goes
+// first in one of the first three rounds, rounds 1 to 6 run all six orders,
+// and over each pair of rounds (1 and 2, 3 and 4, ...) every configuration
+// stands in the middle on average: a drift of the node over a round (the
+// runtime's state growing, the host warming up) weighs on all of them alike
+// instead of always on the last. Without stock, the same orders with stock
+// left out: gate off and on trade places within each pair of rounds.
+func roundOrder(round int, stock bool) []nodebench.Config {
+	k := ((round - 1) / 2) % len(nodebench.Configs)
+	order := append(slices.Clone(nodebench.Configs[k:]), nodebench.Configs[:k]...)
 	if round%2 == 0 {
-		return []bool{true, false}
+		slices.Reverse(order)
 	}
-	return []bool{false, true}
+	if !stock {
+		order = slices.DeleteFunc(order, func(c nodebench.Config) bool { return c == nodebench.Stock })
+	}
+	return order
 }
 
 // estimate is roughly how long one mode takes.
