@@ -18,4 +18,9 @@ limitations under the License.
 // project's series must keep to be reviewable upstream: upstream-style
 // subjects, and no machine-specific paths or identities in anything a patch
 // adds.
+//
+// It also checks the shape of the series kept as commits in a git
+// repository: Churn finds lines one commit adds and a later one deletes,
+// BuildEach builds and vets every commit, and Exports counts the exported
+// identifiers the series adds. Command shape runs them for hack/verify.sh.
 package series
