@@ -8,12 +8,34 @@
 #   3. gofmt and go vet pass on the packages the series changes;
 #   4. upstream's feature-gate list checks pass;
 #   5. every patch follows the series rules (upstream-style subjects, no
-#      machine-specific paths).
+#      machine-specific paths);
+#   6. no commit of the series adds a line that a later commit deletes or
+#      changes (git blame of every line the series deletes);
+#   7. every commit of the series builds the kubelet and passes go vet on the
+#      packages it changes (VERIFY_EACH_COMMIT=0 skips it).
+# It also reports, without failing on them, the lines of the series' own
+# files (target 2000 besides tests) and the exported identifiers it adds.
+# Checks 6 and 7 run to the end and fail verify after reporting everything.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 total_start=$(date +%s)
+# The commit every step checks, taken once: the tree may move meanwhile.
+head=$(tree_git rev-parse HEAD)
+# Checks that report everything before they fail add a line here; verify
+# fails at the end if there is any.
+failures=()
+
+# shape CMD ARGS: the series' shape checks (pkg/series/shape) on
+# KUBE_VERSION..head. The exports step builds it once per run (go run
+# would add its own "exit status" line to the report).
+SHAPE="${OUT}/series-shape${VERSION_SUFFIX}"
+shape() {
+  local cmd="$1"
+  shift
+  "${SHAPE}" "${cmd}" -repo "${TREE}" -base "${KUBE_VERSION}" -head "${head}" "$@"
+}
 
 # changed_go_files: Go files the series adds or modifies.
 changed_go_files() {
@@ -32,16 +54,16 @@ wt="${OUT}/verify-worktree${VERSION_SUFFIX}"
 cleanup() {
   tree_git worktree remove --force "${wt}" >/dev/null 2>&1 || rm -rf "${wt}"
   tree_git worktree prune >/dev/null 2>&1 || true
-  rm -rf "${OUT}/verify-export"
+  rm -rf "${OUT}/verify-export" "${SHAPE}"
 }
 trap cleanup EXIT
 cleanup
 tree_git worktree add -q --detach "${wt}" "${KUBE_VERSION}"
 am_series "${wt}" >/dev/null || die "patch ${FAILED_PATCH} does not apply to pristine ${KUBE_VERSION}."
-want=$(tree_git rev-parse 'HEAD^{tree}')
+want=$(tree_git rev-parse "${head}^{tree}")
 got=$(git -C "${wt}" rev-parse 'HEAD^{tree}')
 if [ "${want}" != "${got}" ]; then
-  git -C "${wt}" diff --stat HEAD "$(tree_git rev-parse HEAD)" >&2 || true
+  git -C "${wt}" diff --stat HEAD "${head}" >&2 || true
   die "patches/ does not reproduce the tree's HEAD (tree ${want}, series ${got}).
   Run 'make export' and commit patches/."
 fi
@@ -66,9 +88,17 @@ printf '%s\n' "${upstream_changes}" | awk 'NF == 3 {printf "    %5d  %s\n", $1 +
 upstream_lines=$(printf '%s\n' "${upstream_changes}" | awk 'NF == 3 {n += $1 + $2} END {print n + 0}')
 echo "    ${upstream_lines} lines changed in $(printf '%s\n' "${upstream_changes}" | grep -c . || true) upstream files"
 new_files=$(tree_git diff --numstat --diff-filter=A "${KUBE_VERSION}..HEAD")
-echo "    the series' own files: $(printf '%s\n' "${new_files}" | grep -v '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d files", n, f}') besides tests, $(printf '%s\n' "${new_files}" | grep '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d test files", n, f}')"
+OWN_LINES_TARGET=2000
+echo "    the series' own files: $(printf '%s\n' "${new_files}" | grep -v '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d files", n, f}') besides tests (target ${OWN_LINES_TARGET}, not checked), $(printf '%s\n' "${new_files}" | grep '_test\.go' | awk 'NF == 3 {n += $1; f++} END {printf "%d lines in %d test files", n, f}')"
 [ "${upstream_lines}" -lt "${UPSTREAM_LINES_LIMIT}" ] ||
   die "the series changes ${upstream_lines} lines of upstream's files: move the mechanism into new files."
+step_done
+
+step "exported identifiers the series adds (go/ast; reported, not checked)"
+(cd "${ROOT}" && go build -o "${SHAPE}" ./pkg/series/shape) ||
+  die "pkg/series/shape does not build: fix it (go build ./pkg/series/shape) and rerun."
+shape exports -top 5 | sed 's/^/    /' ||
+  die "could not count the exported identifiers (see above): run 'go run ./pkg/series/shape exports -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why."
 step_done
 
 step "gofmt on the Go files the series changes"
@@ -102,4 +132,44 @@ step "series rules: upstream-style subjects, no machine-specific paths"
 (cd "${ROOT}" && go test -count=1 ./test/series/) || die "a patch breaks the series rules (see above)."
 step_done
 
+step "no commit adds lines that a later commit deletes (git blame of every line the series deletes)"
+rc=0
+shape churn -top 3 | sed 's/^/    /' || rc=$?
+case "${rc}" in
+  0) ;;
+  1) failures+=("commits of the series add lines that later commits delete or change (see \"no commit adds lines...\" above).
+    Fold each later change into the commit that adds the lines: in ${TREE#"${ROOT}/"}, git rebase -i ${KUBE_VERSION}
+    with fixup/edit, until this check reports 0 lines; then make export.") ;;
+  *) die "the churn check could not run (see above): rerun 'go run ./pkg/series/shape churn -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why." ;;
+esac
+step_done
+
+if [ "${VERIFY_EACH_COMMIT:-1}" = 0 ]; then
+  step "each commit builds and vets"
+  echo "    SKIPPED: VERIFY_EACH_COMMIT=0"
+  step_done
+else
+  # In the verify worktree, one commit after the other. -trimpath and
+  # CGO_ENABLED=0, as hack/build-kubelet.sh builds, key the build cache by
+  # module rather than by directory: the worktree reuses the tree's builds,
+  # and each commit rebuilds only what it changes.
+  step "each commit builds the kubelet (go build ./cmd/kubelet) and vets the packages it changes (about 3 minutes on 2 cores with a warm build cache; VERIFY_EACH_COMMIT=0 skips)"
+  rc=0
+  shape commits -worktree "${wt}" -build ./cmd/kubelet \
+    -env CGO_ENABLED=0 -buildflag -trimpath -buildflag -buildvcs=false | sed 's/^/    /' || rc=$?
+  case "${rc}" in
+    0) ;;
+    1) failures+=("commits of the series do not build or vet (see \"each commit builds...\" above).
+    Every commit must build for git bisect: in ${TREE#"${ROOT}/"}, git rebase -i ${KUBE_VERSION}, edit the failing
+    commits (or move the code they need before them), then make export.") ;;
+    *) die "the per-commit build could not run (see above); VERIFY_EACH_COMMIT=0 skips it." ;;
+  esac
+  step_done
+fi
+
+if [ "${#failures[@]}" -gt 0 ]; then
+  printf 'error: %s\n' "${failures[@]}" >&2
+  printf 'verify FAILED in %ss: %d of its checks failed (see error: above)\n' "$(( $(date +%s) - total_start ))" "${#failures[@]}" >&2
+  exit 1
+fi
 printf 'verify passed in %ss\n' "$(( $(date +%s) - total_start ))"
