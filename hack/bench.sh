@@ -11,6 +11,20 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+
+# The side-by-side benchmark and the controller-attach probe measure the
+# series but are not part of it (upstream would not merge them): they live in
+# test/kubelet/testdata/volumemanager, and are copied into the tree's package
+# for the run and removed when it ends.
+inject_dir="${TREE}/pkg/kubelet/volumemanager"
+injected=()
+for f in "${ROOT}"/test/kubelet/testdata/volumemanager/*_test.go; do
+  cp "${f}" "${inject_dir}/"
+  injected+=("${inject_dir}/$(basename "${f}")")
+done
+trap 'rm -f "${injected[@]}"' EXIT
+echo "    copied ${#injected[@]} benchmark files into ${inject_dir#"${ROOT}/"} for this run"
+
 BENCH="${OUT}/bench"
 mkdir -p "${BENCH}"
 total_start=$(date +%s)

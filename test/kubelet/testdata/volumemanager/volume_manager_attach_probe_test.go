@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package volumemanager
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/kubelet/config"
+	"k8s.io/utils/clock"
+)
+
+// attachProbeEnv, when set to a number of rounds, runs
+// TestControllerAttachLatencySideBySide (make bench runs it).
+const attachProbeEnv = "VOLUME_MANAGER_ATTACH_PROBE"
+
+// TestControllerAttachLatencySideBySide measures, on the real clock, how
+// long after the attach/detach controller lists a volume in the node's
+// status the volume manager has it mounted: polling (gate off), and with
+// the gate on with and without the node informer's wake. The pod is added,
+// and its volume reported in use, 2s before the attach lands. It reports
+// the distributions; it asserts nothing about time.
+func TestControllerAttachLatencySideBySide(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv(attachProbeEnv))
+	if rounds <= 0 {
+		t.Skipf("a measurement, not a test: set %s=<rounds> (make bench does)", attachProbeEnv)
+	}
+	for _, mode := range []struct {
+		name     string
+		gate     bool
+		informer bool
+	}{
+		{name: "gate=off", gate: false},
+		{name: "gate=on informer-wake", gate: true, informer: true},
+		{name: "gate=on no-wake", gate: true, informer: false},
+	} {
+		var latencies []time.Duration
+		for range rounds {
+			latencies = append(latencies, probeControllerAttach(t, mode.gate, mode.informer))
+		}
+		slices.Sort(latencies)
+		t.Logf("controller attach -> mounted: %s rounds=%d p50=%v max=%v all=%v", mode.name, rounds,
+			latencies[len(latencies)/2].Round(time.Millisecond), latencies[len(latencies)-1].Round(time.Millisecond), latencies)
+	}
+}
+
+// probeControllerAttach runs one volume manager on the real clock and
+// returns the time from the attach landing to the volume mounted.
+func probeControllerAttach(t *testing.T, gate, informer bool) time.Duration {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EventedVolumeManager, gate)
+	h := newAttachHarnessOn(t, clock.RealClock{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.vm.Run(ctx, config.NewSourcesReady(func(sets.Set[string]) bool { return true }))
+	}()
+	defer func() { cancel(); <-done }()
+
+	h.podManager.AddPod(h.pod)
+	h.wakeups.NotifyPodsUpdated(h.pod.UID)
+	// The kubelet's node status sync reports the volume in use once the
+	// desired state has it, as simulateVolumeInUseUpdate does.
+	for range 20 {
+		time.Sleep(100 * time.Millisecond)
+		h.vm.MarkVolumesAsReportedInUse([]v1.UniqueVolumeName{attachedVolume})
+	}
+	if h.podMounted() {
+		t.Fatal("the volume mounted before the controller attached it")
+	}
+	h.controllerAttaches()
+	landed := time.Now()
+	if informer {
+		h.wakeups.NotifyNodeVolumesAttached()
+	}
+	for !h.podMounted() {
+		if time.Since(landed) > 30*time.Second {
+			t.Fatal("the volume was not mounted 30s after the attach")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return time.Since(landed)
+}
