@@ -2,12 +2,15 @@
 #
 #   make          assemble _output/kubernetes (v1.37.0 + patches/) and build _output/bin/kubelet
 #   make test     the project's tests and upstream's tests of every package the series touches
+#                 (as root also a one-pod real-node smoke test; NODE_SMOKE=0 skips it)
 #   make verify   the series applies cleanly, matches the tree, and passes gofmt, vet and gate checks
 #   make bench    side-by-side benchmark of the volume manager, gate off vs on
 #   make export   write the tree's commits (v1.37.0..HEAD) to patches/
 #   make node-deps  containerd, runc, crictl and local images for a real node
 #   make node-smoke one static pod on containerd and the patched kubelet (root)
-#   make node-test  the real-node tests: smoke, containerd restarts, kubelet restart (root)
+#   make node-test  the real-node tests: smoke, runtime restarts, kubelet restart, churn flood, gate flips (root)
+#   make node-up    a node to try the gate on by hand: 10 pods, gate off, until Ctrl-C (root;
+#                   NODE_UP_PODS, NODE_UP_GATE=true)
 #   make node-bench the real-node benchmark, 110 pods x 4 volumes (root): upstream's v1.37.0 kubelet
 #                   (stock, _output/bin/kubelet-stock) vs the series' with the gate off and on;
 #                   NODE_BENCH_SIZES="110 250 500" runs it at each size and reports the scale matrix;
@@ -23,7 +26,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet kubelet-stock export verify test bench rebase-check node-deps node-smoke node-test node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
+.PHONY: all assemble kubelet kubelet-stock export verify test bench rebase-check node-deps node-smoke node-test node-up node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
 
 all: kubelet
 
@@ -67,9 +70,13 @@ node-deps: assemble
 node-smoke: kubelet node-deps
 	@EVM_NODE=smoke hack/node-test.sh
 
-## node-test: the real-node tests: smoke, containerd killed 5 times, kubelet restart (root)
+## node-test: the real-node tests: smoke, the runtime killed 10 times, kubelet restart, churn flood, gate flips (root)
 node-test: kubelet node-deps
 	@EVM_NODE=full hack/node-test.sh
+
+## node-up: a node to try the gate on by hand, until Ctrl-C: NODE_UP_PODS pods (10), gate NODE_UP_GATE (false) (root)
+node-up: kubelet node-deps
+	@hack/node-up.sh
 
 ## node-bench: the real-node benchmark, stock vs gate off vs gate on; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix, NODE_BENCH_STOCK=0 without stock)
 node-bench: kubelet node-deps

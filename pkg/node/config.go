@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,31 +41,6 @@ var cniPlugins = []string{"bridge", "host-local", "loopback"}
 func (n *Node) writeConfigs() error {
 	w := n.work
 	q := strconv.Quote
-	kubelet := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-staticPodPath: %s
-cgroupDriver: cgroupfs
-failSwapOn: false
-failCgroupV1: false
-makeIPTablesUtilChains: false
-containerRuntimeEndpoint: unix://%s
-imageServiceEndpoint: unix://%s
-podLogsDir: %s
-volumePluginDir: %s
-address: 127.0.0.1
-port: %d
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-healthzPort: %d
-authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
-authorization: {mode: AlwaysAllow}
-resolvConf: /etc/resolv.conf
-enableDebuggingHandlers: true
-maxPods: %d
-%s`, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
-		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
-		kubeletPort, healthzPort, n.maxPods(), featureGates(n.opts))
-
 	if n.opts.PodNetwork {
 		for _, p := range cniPlugins {
 			if err := os.Symlink(filepath.Join(cniPluginDir, p), filepath.Join(w, "cni", "bin", p)); err != nil {
@@ -91,7 +67,7 @@ maxPods: %d
 	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 10\n", n.Socket(), n.Socket())
 
 	files := n.runtime.configs(n)
-	files[filepath.Join(w, "kubelet", "config.yaml")] = kubelet
+	files[n.KubeletConfig()] = n.kubeletConfig()
 	files[filepath.Join(w, "crictl.yaml")] = crictl
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -99,6 +75,55 @@ maxPods: %d
 		}
 	}
 	return nil
+}
+
+// kubeletConfig is the kubelet's configuration file.
+func (n *Node) kubeletConfig() string {
+	w := n.work
+	q := strconv.Quote
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: %s
+cgroupDriver: cgroupfs
+failSwapOn: false
+failCgroupV1: false
+makeIPTablesUtilChains: false
+containerRuntimeEndpoint: unix://%s
+imageServiceEndpoint: unix://%s
+podLogsDir: %s
+volumePluginDir: %s
+address: 127.0.0.1
+port: %d
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+resolvConf: /etc/resolv.conf
+enableDebuggingHandlers: true
+maxPods: %d
+%s`, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
+		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
+		kubeletPort, healthzPort, n.maxPods(), featureGates(n.opts))
+}
+
+// KubeletConfig is the path of the kubelet's configuration file.
+func (n *Node) KubeletConfig() string { return filepath.Join(n.work, "kubelet", "config.yaml") }
+
+// SetGate sets the EventedVolumeManager gate in the kubelet's configuration
+// file, as an operator would before restarting the kubelet: the kubelet
+// must be stopped, and StartKubelet starts it with the new value.
+func (n *Node) SetGate(gate bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.running() {
+		return errors.New("the kubelet is running: stop it before changing its gate")
+	}
+	if n.opts.StockKubelet && gate {
+		return errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
+	}
+	n.opts.Gate = gate
+	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
 }
 
 // featureGates is the kubelet configuration's featureGates block. Upstream's

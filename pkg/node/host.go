@@ -441,6 +441,28 @@ func removeCgroup(root string, timeout time.Duration) error {
 // MountsUnder lists the mount points under any of roots, deepest first.
 func MountsUnder(roots ...string) []string { return mountsUnder(roots) }
 
+// MountIDs maps every mount point under root, and root itself, to its mount
+// ID (the first field of /proc/self/mountinfo). A volume unmounted and
+// mounted again gets a new ID. Where mounts are stacked, the last one,
+// the one seen, counts.
+func MountIDs(root string) (map[string]string, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if m := unescapeMount(f[4]); m == root || strings.HasPrefix(m, root+"/") {
+			ids[m] = f[0]
+		}
+	}
+	return ids, nil
+}
+
 // mountsUnder lists mount points under any of roots, deepest first.
 func mountsUnder(roots []string) []string {
 	data, err := os.ReadFile("/proc/self/mountinfo")

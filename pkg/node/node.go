@@ -85,6 +85,11 @@ type Options struct {
 	// RestartRuntime restarts the container runtime a second after it
 	// exits, as a service manager would, until the node stops.
 	RestartRuntime bool
+	// RestartKubelet starts the kubelet again a second after it exits, from
+	// its configuration file as it is then, as a service manager would,
+	// until the node stops: an operator edits KubeletConfig and kills the
+	// kubelet (KubeletPIDFile) to restart it.
+	RestartKubelet bool
 	// Cluster runs the node as clusters run it: etcd, kube-apiserver and
 	// kube-controller-manager (attach/detach, PV binding, service accounts
 	// and root CA config maps) from make cluster-deps, the kubelet
@@ -478,7 +483,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
 	}
 	args := []string{
-		"--config", filepath.Join(n.work, "kubelet", "config.yaml"),
+		"--config", n.KubeletConfig(),
 		"--root-dir", n.KubeletRoot(),
 		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
 		"--hostname-override", n.opts.Name,
@@ -495,6 +500,12 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	}
 	n.kubelet = p
 	n.host.notePID("kubelet", p.pid())
+	if err := os.WriteFile(n.KubeletPIDFile(), []byte(strconv.Itoa(p.pid())), 0o644); err != nil {
+		return err
+	}
+	if n.opts.RestartKubelet {
+		go n.restartKubeletOnExit(p)
+	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
 	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthzPort)
@@ -502,6 +513,28 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		body, err := httpGet(ctx, healthz)
 		return err == nil && string(body) == "ok"
 	})
+}
+
+// KubeletPIDFile holds the process ID of the running kubelet.
+func (n *Node) KubeletPIDFile() string { return filepath.Join(n.work, "kubelet.pid") }
+
+// restartKubeletOnExit starts the kubelet again a second after p exits,
+// unless the node is stopping or another kubelet runs by then.
+func (n *Node) restartKubeletOnExit(p *process) {
+	<-p.done
+	time.Sleep(time.Second)
+	n.mu.Lock()
+	restart := !n.stopped && n.kubelet == p
+	n.mu.Unlock()
+	if !restart {
+		return
+	}
+	n.opts.Logf("the kubelet exited (%v): starting it again from %s", p.err, n.KubeletConfig())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := n.StartKubelet(ctx); err != nil {
+		n.opts.Logf("starting the kubelet again: %v (see %s)", err, n.KubeletLog())
+	}
 }
 
 // StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s). Its pods

@@ -171,6 +171,43 @@ func (n *Node) RunningContainer(ctx context.Context, podName, container string) 
 	return ids[0], nil
 }
 
+// Container is a running container as the runtime reports it.
+type Container struct {
+	// ID is the container's ID.
+	ID string
+	// PodName is its pod's name.
+	PodName string
+	// Attempt counts the container's restarts in its sandbox.
+	Attempt uint32
+}
+
+// RunningContainers lists the running containers named container, by their
+// pods' names, in one call to the runtime.
+func (n *Node) RunningContainers(ctx context.Context, container string) (map[string]Container, error) {
+	out, err := n.Crictl(ctx, "ps", "--state", "running", "--name", "^"+container+"$", "--output", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Containers []struct {
+			ID       string `json:"id"`
+			Metadata struct {
+				Attempt uint32 `json:"attempt"`
+			} `json:"metadata"`
+			Labels map[string]string `json:"labels"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, fmt.Errorf("crictl ps: %w", err)
+	}
+	cs := map[string]Container{}
+	for _, c := range list.Containers {
+		pod := c.Labels["io.kubernetes.pod.name"]
+		cs[pod] = Container{ID: c.ID, PodName: pod, Attempt: c.Metadata.Attempt}
+	}
+	return cs, nil
+}
+
 // Exec runs a command in a container and returns its output, trimmed.
 func (n *Node) Exec(ctx context.Context, containerID string, cmd ...string) (string, error) {
 	out, err := n.Crictl(ctx, append([]string{"exec", containerID}, cmd...)...)

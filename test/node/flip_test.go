@@ -1,0 +1,286 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node_test
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"evented-volume-manager/pkg/node"
+)
+
+// flipPods is how many pods run through the gate flips.
+const flipPods = 32
+
+// flipPod is what a running pod's volumes and container must keep across a
+// kubelet restart: its container, the mount ID of each of its volume
+// mounts, and the inode of its directory and of each volume's directory.
+type flipPod struct {
+	name, podName, uid string
+	container          node.Container
+	mounts             map[string]string // mount point -> mount ID
+	inodes             map[string]uint64 // directory -> inode
+}
+
+// flipMetric is the kubelet's feature-gate metric: 1 when the gate is on.
+const flipMetric = "kubernetes_feature_enabled"
+
+// TestGateFlip turns the EventedVolumeManager gate on and off again on a
+// node with running pods, as an operator rolls it out and back: with 32
+// pods × 4 volumes running, the kubelet is restarted from gate off to on,
+// on to off, and then off to on and on to off again with the container
+// runtime restarted while the kubelet is down. After each flip no volume
+// was unmounted and mounted again (the mount table's IDs are unchanged), no
+// container restarted, no pod or volume directory was removed and made
+// again, the metrics say which mode the kubelet is in, and a pod added and
+// a pod deleted after the flip mount and clean up. It reports how long the
+// kubelet took from its start to every running pod's volumes being in its
+// actual state of world (reconstruction), gate off against on.
+func TestGateFlip(t *testing.T) {
+	require(t, false)
+	n := startNode(t, func(o *node.Options) { o.Gate = false })
+	pods := map[string]*flipPod{}
+	for i := range flipPods {
+		name := fmt.Sprintf("flip-%02d", i)
+		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
+			t.Fatal(err)
+		}
+		pods[name] = &flipPod{name: name, podName: n.PodName(name)}
+	}
+	waitFlipPods(t, n, pods)
+	for _, p := range pods {
+		if _, err := n.Exec(t.Context(), p.container.ID, "sh", "-c", "echo before-flips > /data/marker"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkMode(t, n, false)
+
+	type flip struct {
+		gate           bool
+		restartRuntime bool
+	}
+	reconstructed := map[bool][]time.Duration{}
+	for i, f := range []flip{{gate: true}, {gate: false}, {gate: true, restartRuntime: true}, {gate: false, restartRuntime: true}} {
+		what := fmt.Sprintf("flip %d (gate %s)", i+1, onOff(f.gate))
+		if f.restartRuntime {
+			what += ", the runtime restarted while the kubelet was down"
+		}
+		before := snapshotFlipPods(t, n, pods)
+
+		n.StopKubelet()
+		if err := n.SetGate(f.gate); err != nil {
+			t.Fatal(err)
+		}
+		if f.restartRuntime {
+			if err := n.KillRuntime(); err != nil {
+				t.Fatal(err)
+			}
+			if err := n.StartRuntime(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		started := time.Now()
+		if err := n.StartKubelet(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// Reconstruction: the actual state of world, rebuilt from disk,
+		// holds every running pod's volumes, as the desired state does.
+		want := float64(len(pods) * node.VolumesPerPod)
+		eventually(t, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", func() (bool, error) {
+			m, err := n.Metrics(t.Context())
+			if err != nil {
+				return false, err
+			}
+			asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
+			dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
+			return asw == want && dsw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
+		})
+		took := time.Since(started)
+		reconstructed[f.gate] = append(reconstructed[f.gate], took)
+		m := metrics(t, n)
+		t.Logf("%s: every running pod's %v volumes mounted %v after the kubelet started; %v volumes reconstructed from disk, %v failed",
+			what, want, took.Round(time.Millisecond), m.Sum("kubelet_reconstruct_volume_operations_total"),
+			m.Sum("kubelet_reconstruct_volume_operations_errors_total"))
+		if got := m.Sum("kubelet_reconstruct_volume_operations_errors_total"); got != 0 {
+			t.Errorf("%s: %v volumes failed reconstruction", what, got)
+		}
+
+		checkMode(t, n, f.gate)
+		after := snapshotFlipPods(t, n, pods)
+		compareFlipPods(t, what, before, after)
+		for _, p := range pods {
+			if got, err := n.Exec(t.Context(), p.container.ID, "cat", "/data/marker"); err != nil || got != "before-flips" {
+				t.Errorf("%s: %s's emptyDir lost its data: %q, %v", what, p.podName, got, err)
+			}
+		}
+
+		// A pod added after the flip gets its volumes; a pod deleted after
+		// it has its volumes unmounted and its directory removed.
+		name := fmt.Sprintf("after-flip-%d", i+1)
+		podName, cid := addPod(t, n, name, nil)
+		uid := checkVolumes(t, n, podName, cid)
+		removePod(t, n, name, uid)
+		gone := slices.Sorted(maps.Keys(pods))[0]
+		removePod(t, n, gone, pods[gone].uid)
+		if ms := node.MountsUnder(n.PodDir(pods[gone].uid)); len(ms) > 0 {
+			t.Errorf("%s: %s's mounts remain after its deletion: %v", what, pods[gone].podName, ms)
+		}
+		delete(pods, gone)
+		if _, err := n.Exec(t.Context(), pods[slices.Sorted(maps.Keys(pods))[0]].container.ID, "true"); err != nil {
+			t.Errorf("%s: a remaining pod's container does not answer: %v", what, err)
+		}
+	}
+	for _, gate := range []bool{false, true} {
+		ds := reconstructed[gate]
+		slices.Sort(ds)
+		t.Logf("kubelet start -> all running pods' volumes mounted, gate %s: %v (%d restarts)", onOff(gate), ds, len(ds))
+	}
+}
+
+func onOff(gate bool) string {
+	if gate {
+		return "on"
+	}
+	return "off"
+}
+
+// waitFlipPods waits until every pod's container runs and its volumes are
+// in place, and records its UID.
+func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
+	t.Helper()
+	eventually(t, 5*time.Minute, "every flip pod's container runs", func() (bool, error) {
+		cs, err := n.RunningContainers(t.Context(), "bb")
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods {
+			if _, ok := cs[p.podName]; !ok {
+				return false, fmt.Errorf("%s has no running container", p.podName)
+			}
+		}
+		return true, nil
+	})
+	for _, p := range pods {
+		cs, err := n.RunningContainers(t.Context(), "bb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.container = cs[p.podName]
+		p.uid = checkVolumes(t, n, p.podName, p.container.ID)
+	}
+}
+
+// snapshotFlipPods records, for every pod, its running container, the
+// mount IDs under its directory and the inodes of its directory and its
+// volumes' directories.
+func snapshotFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) map[string]flipPod {
+	t.Helper()
+	cs, err := n.RunningContainers(t.Context(), "bb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := map[string]flipPod{}
+	for name, p := range pods {
+		s := flipPod{name: name, podName: p.podName, uid: p.uid, container: cs[p.podName], inodes: map[string]uint64{}}
+		dir := n.PodDir(p.uid)
+		if s.mounts, err = node.MountIDs(dir); err != nil {
+			t.Fatal(err)
+		}
+		dirs := []string{dir}
+		for _, plugin := range []string{"kubernetes.io~empty-dir", "kubernetes.io~downward-api"} {
+			vs, _ := filepath.Glob(filepath.Join(dir, "volumes", plugin, "*"))
+			dirs = append(dirs, vs...)
+		}
+		for _, d := range dirs {
+			var st syscall.Stat_t
+			if err := syscall.Stat(d, &st); err != nil {
+				t.Errorf("%s: %v", p.podName, err)
+				continue
+			}
+			s.inodes[d] = st.Ino
+		}
+		snap[name] = s
+	}
+	return snap
+}
+
+// compareFlipPods fails the test for every pod whose container, mounts or
+// directories changed between before and after.
+func compareFlipPods(t *testing.T, what string, before, after map[string]flipPod) {
+	t.Helper()
+	mounts := 0
+	for name, b := range before {
+		a := after[name]
+		if a.container.ID != b.container.ID || a.container.Attempt != b.container.Attempt {
+			t.Errorf("%s: %s's container is %+v, was %+v: it restarted", what, b.podName, a.container, b.container)
+		}
+		// A PodManifest pod has two downwardAPI volumes, each a tmpfs.
+		if len(b.mounts) < 2 {
+			t.Errorf("%s: %s had %d volume mounts before the flip, want at least 2: %v", what, b.podName, len(b.mounts), b.mounts)
+		}
+		if !maps.Equal(a.mounts, b.mounts) {
+			t.Errorf("%s: %s's mounts changed: a volume was unmounted or mounted again:\nbefore %v\nafter  %v",
+				what, b.podName, b.mounts, a.mounts)
+		}
+		mounts += len(a.mounts)
+		for d, ino := range b.inodes {
+			if a.inodes[d] != ino {
+				t.Errorf("%s: %s was removed and made again (inode %d, was %d)", what, strings.TrimPrefix(d, "/"), a.inodes[d], ino)
+			}
+		}
+	}
+	t.Logf("%s: %d pods kept their containers, %d volume mounts (same mount IDs) and their directories", what, len(before), mounts)
+}
+
+// checkMode checks that the kubelet's metrics say which mode it runs in:
+// the feature-gate metric, and with the gate on the loops' iterations and,
+// where the runtime streams events, a connected event stream; with it off,
+// no evented iteration at all.
+func checkMode(t *testing.T, n *node.Node, gate bool) {
+	t.Helper()
+	m := metrics(t, n)
+	want := 0.0
+	if gate {
+		want = 1
+	}
+	if got := m.Sum(flipMetric, "name", "EventedVolumeManager"); !m.Has(flipMetric) || got != want {
+		t.Errorf("%s{name=\"EventedVolumeManager\"} is %v, want %v", flipMetric, got, want)
+	}
+	if !gate {
+		if got := m.Sum("volume_manager_loop_iterations_total"); got != 0 {
+			t.Errorf("gate off: %v evented loop iterations counted, want none", got)
+		}
+		return
+	}
+	eventually(t, 30*time.Second, "gate on: the evented loops iterate", func() (bool, error) {
+		return metrics(t, n).Sum("volume_manager_loop_iterations_total") > 0, nil
+	})
+	if n.StreamsEvents() {
+		eventually(t, 30*time.Second, "gate on: the runtime event stream is connected", func() (bool, error) {
+			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+		})
+	}
+	m = metrics(t, n)
+	t.Logf("gate on: loop iterations by trigger %v, missed signals %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"),
+		m.Sum("volume_manager_loop_missed_signals_total"))
+}
