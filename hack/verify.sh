@@ -9,13 +9,18 @@
 #   4. upstream's feature-gate list checks pass;
 #   5. every patch follows the series rules (upstream-style subjects, no
 #      machine-specific paths);
-#   6. no commit of the series adds a line that a later commit deletes or
+#   6. the KEP names exactly the metrics the series registers: KEP.md's
+#      metrics table (names, types, labels) and kep.yaml's metrics list
+#      against the k8s.io/component-base/metrics constructors in the Go files
+#      the series adds or changes (go/ast, pkg/kep); kep.yaml parses and
+#      names the feature gate for the kubelet;
+#   7. no commit of the series adds a line that a later commit deletes or
 #      changes (git blame of every line the series deletes);
-#   7. every commit of the series builds the kubelet and passes go vet on the
+#   8. every commit of the series builds the kubelet and passes go vet on the
 #      packages it changes (VERIFY_EACH_COMMIT=0 skips it).
 # It also reports, without failing on them, the lines of the series' own
 # files (target 2000 besides tests) and the exported identifiers it adds.
-# Checks 6 and 7 run to the end and fail verify after reporting everything.
+# Checks 6, 7 and 8 run to the end and fail verify after reporting everything.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -37,6 +42,9 @@ shape() {
   "${SHAPE}" "${cmd}" -repo "${TREE}" -base "${KUBE_VERSION}" -head "${head}" "$@"
 }
 
+# The KEP's metrics check (pkg/kep/metricscheck), built by its step.
+KEPCHECK="${OUT}/kep-metricscheck${VERSION_SUFFIX}"
+
 # changed_go_files: Go files the series adds or modifies.
 changed_go_files() {
   tree_git diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go'
@@ -54,7 +62,7 @@ wt="${OUT}/verify-worktree${VERSION_SUFFIX}"
 cleanup() {
   tree_git worktree remove --force "${wt}" >/dev/null 2>&1 || rm -rf "${wt}"
   tree_git worktree prune >/dev/null 2>&1 || true
-  rm -rf "${OUT}/verify-export" "${SHAPE}"
+  rm -rf "${OUT}/verify-export" "${SHAPE}" "${KEPCHECK}"
 }
 trap cleanup EXIT
 cleanup
@@ -130,6 +138,22 @@ step_done
 
 step "series rules: upstream-style subjects, no machine-specific paths"
 (cd "${ROOT}" && go test -count=1 ./test/series/) || die "a patch breaks the series rules (see above)."
+step_done
+
+step "the KEP's metrics (KEP.md's table, kep.yaml) are the metrics the series registers; kep.yaml names the gate"
+(cd "${ROOT}" && go test -count=1 ./pkg/kep/ >"${OUT}/verify-kep.log" 2>&1 && go build -o "${KEPCHECK}" ./pkg/kep/metricscheck) || {
+  cat "${OUT}/verify-kep.log" >&2
+  die "pkg/kep does not pass its tests or build: fix it (go test ./pkg/kep/...) and rerun."
+}
+rc=0
+(cd "${ROOT}" && "${KEPCHECK}" -repo "${TREE}" -base "${KUBE_VERSION}" -head "${head}" -kep KEP.md -kepyaml kep.yaml) |
+  sed 's/^/    /' || rc=$?
+case "${rc}" in
+  0) ;;
+  1) failures+=("KEP.md or kep.yaml does not name the metrics the series registers, or kep.yaml is incomplete (see \"the KEP's metrics...\" above).
+    Make KEP.md's metrics table (one row per metric: name, type, labels) and kep.yaml's metrics list match the code.") ;;
+  *) die "the KEP's metrics check could not run (see above): rerun 'go run ./pkg/kep/metricscheck -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why." ;;
+esac
 step_done
 
 step "no commit adds lines that a later commit deletes (git blame of every line the series deletes)"
