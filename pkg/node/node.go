@@ -477,9 +477,12 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	if n.kubelet.running() {
 		return errors.New("the kubelet is already running")
 	}
-	if n.opts.StockKubelet {
+	switch {
+	case n.opts.StockKubelet:
 		n.opts.Logf("starting upstream's kubelet (no EventedVolumeManager gate)")
-	} else {
+	case n.opts.RestartKubelet:
+		n.opts.Logf("starting the kubelet (its gates as %s says)", filepath.Base(n.KubeletConfig()))
+	default:
 		n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
 	}
 	args := []string{

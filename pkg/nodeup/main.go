@@ -127,7 +127,6 @@ Ctrl-C stops the node and restores the host.
 		}
 		select {
 		case <-ctx.Done():
-			logf("stopping the node and restoring the host")
 			return nil
 		case <-time.After(2 * time.Second):
 		}

@@ -19,6 +19,7 @@ package node_test
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,46 +87,8 @@ func TestGateFlip(t *testing.T) {
 			what += ", the runtime restarted while the kubelet was down"
 		}
 		before := snapshotFlipPods(t, n, pods)
-
-		n.StopKubelet()
-		if err := n.SetGate(f.gate); err != nil {
-			t.Fatal(err)
-		}
-		if f.restartRuntime {
-			if err := n.KillRuntime(); err != nil {
-				t.Fatal(err)
-			}
-			if err := n.StartRuntime(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		started := time.Now()
-		if err := n.StartKubelet(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		// Reconstruction: the actual state of world, rebuilt from disk,
-		// holds every running pod's volumes, as the desired state does.
-		want := float64(len(pods) * node.VolumesPerPod)
-		eventually(t, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", func() (bool, error) {
-			m, err := n.Metrics(t.Context())
-			if err != nil {
-				return false, err
-			}
-			asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
-			dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
-			return asw == want && dsw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
-		})
-		took := time.Since(started)
+		took := flipGate(t, n, what, f.gate, f.restartRuntime, len(pods)*node.VolumesPerPod)
 		reconstructed[f.gate] = append(reconstructed[f.gate], took)
-		m := metrics(t, n)
-		t.Logf("%s: every running pod's %v volumes mounted %v after the kubelet started; %v volumes reconstructed from disk, %v failed",
-			what, want, took.Round(time.Millisecond), m.Sum("kubelet_reconstruct_volume_operations_total"),
-			m.Sum("kubelet_reconstruct_volume_operations_errors_total"))
-		if got := m.Sum("kubelet_reconstruct_volume_operations_errors_total"); got != 0 {
-			t.Errorf("%s: %v volumes failed reconstruction", what, got)
-		}
-
-		checkMode(t, n, f.gate)
 		after := snapshotFlipPods(t, n, pods)
 		compareFlipPods(t, what, before, after)
 		for _, p := range pods {
@@ -155,6 +118,51 @@ func TestGateFlip(t *testing.T) {
 		slices.Sort(ds)
 		t.Logf("kubelet start -> all running pods' volumes mounted, gate %s: %v (%d restarts)", onOff(gate), ds, len(ds))
 	}
+}
+
+// flipGate restarts the kubelet with the gate set to gate, restarting the
+// container runtime while the kubelet is down if restartRuntime says so, and
+// waits until the volume manager's actual state of world, rebuilt from disk,
+// holds every running pod's volumes (volumes in all), as its desired state
+// does. It returns the time from the kubelet's start until then.
+func flipGate(t *testing.T, n *node.Node, what string, gate, restartRuntime bool, volumes int) time.Duration {
+	t.Helper()
+	n.StopKubelet()
+	if err := n.SetGate(gate); err != nil {
+		t.Fatal(err)
+	}
+	if restartRuntime {
+		if err := n.KillRuntime(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.StartRuntime(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := time.Now()
+	if err := n.StartKubelet(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := float64(volumes)
+	eventually(t, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", func() (bool, error) {
+		m, err := n.Metrics(t.Context())
+		if err != nil {
+			return false, err
+		}
+		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
+		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
+		return asw == want && dsw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
+	})
+	took := time.Since(started)
+	m := metrics(t, n)
+	t.Logf("%s: every running pod's %v volumes mounted %v after the kubelet started; %v volumes reconstructed from disk, %v failed",
+		what, want, took.Round(time.Millisecond), m.Sum("reconstruct_volume_operations_total"),
+		m.Sum("reconstruct_volume_operations_errors_total"))
+	if got := m.Sum("reconstruct_volume_operations_errors_total"); got != 0 {
+		t.Errorf("%s: %v volumes failed reconstruction", what, got)
+	}
+	checkMode(t, n, gate)
+	return took
 }
 
 func onOff(gate bool) string {
@@ -206,11 +214,8 @@ func snapshotFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) map[
 		if s.mounts, err = node.MountIDs(dir); err != nil {
 			t.Fatal(err)
 		}
-		dirs := []string{dir}
-		for _, plugin := range []string{"kubernetes.io~empty-dir", "kubernetes.io~downward-api"} {
-			vs, _ := filepath.Glob(filepath.Join(dir, "volumes", plugin, "*"))
-			dirs = append(dirs, vs...)
-		}
+		vs, _ := filepath.Glob(filepath.Join(dir, "volumes", "*", "*"))
+		dirs := append([]string{dir}, vs...)
 		for _, d := range dirs {
 			var st syscall.Stat_t
 			if err := syscall.Stat(d, &st); err != nil {
@@ -234,7 +239,8 @@ func compareFlipPods(t *testing.T, what string, before, after map[string]flipPod
 		if a.container.ID != b.container.ID || a.container.Attempt != b.container.Attempt {
 			t.Errorf("%s: %s's container is %+v, was %+v: it restarted", what, b.podName, a.container, b.container)
 		}
-		// A PodManifest pod has two downwardAPI volumes, each a tmpfs.
+		// A PodManifest pod has two downwardAPI volumes, each a tmpfs; an
+		// APIPod more.
 		if len(b.mounts) < 2 {
 			t.Errorf("%s: %s had %d volume mounts before the flip, want at least 2: %v", what, b.podName, len(b.mounts), b.mounts)
 		}
@@ -283,4 +289,72 @@ func checkMode(t *testing.T, n *node.Node, gate bool) {
 	m = metrics(t, n)
 	t.Logf("gate on: loop iterations by trigger %v, missed signals %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"),
 		m.Sum("volume_manager_loop_missed_signals_total"))
+}
+
+// clusterFlipPods is how many API pods, each with an attach-required CSI
+// volume, run through the cluster node's gate flips.
+const clusterFlipPods = 4
+
+// TestClusterGateFlip flips the gate on a cluster node, off to on and back,
+// with API pods running whose CSI volumes the attach/detach controller
+// attached. Besides what TestGateFlip checks after each flip, no volume is
+// detached: the node's status still lists every running pod's volume as
+// attached and the attacher saw no detach. A pod created after the flip
+// gets its volume attached and mounted, and a pod deleted after it has its
+// volume unmounted and detached.
+func TestClusterGateFlip(t *testing.T) {
+	requireCluster(t)
+	n := startNode(t, func(o *node.Options) {
+		o.Gate = false
+		o.Cluster = true
+	})
+	pods := map[string]*flipPod{}
+	for i := range clusterFlipPods {
+		name := fmt.Sprintf("flip-%d", i)
+		cid, uid := apiPodRunning(t, n, node.APIPod{Name: name, CSI: true})
+		pods[name] = &flipPod{name: name, podName: name, uid: uid, container: node.Container{ID: cid}}
+	}
+	checkMode(t, n, false)
+	for i, gate := range []bool{true, false} {
+		what := fmt.Sprintf("cluster flip %d (gate %s)", i+1, onOff(gate))
+		before := snapshotFlipPods(t, n, pods)
+		took := flipGate(t, n, what, gate, false, len(pods)*node.APIPodVolumes(true))
+		t.Logf("%s: kubelet start -> all running pods' volumes mounted %v", what, took.Round(time.Millisecond))
+		compareFlipPods(t, what, before, snapshotFlipPods(t, n, pods))
+		attached := volumesAttached(t, n)
+		for name := range pods {
+			if !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-"+name) }) {
+				t.Errorf("%s: the node's status lists %v as attached, want %s's CSI volume", what, attached, name)
+			}
+			if d := n.Attacher().Times(node.PVName(name)).Detached; !d.IsZero() {
+				t.Errorf("%s: %s's volume was detached at %v", what, name, d)
+			}
+			if got, err := n.Exec(t.Context(), pods[name].container.ID, "sh", "-c", "echo "+name+" > /csi/file && cat /csi/file"); err != nil || got != name {
+				t.Errorf("%s: %s's CSI volume: %q, %v", what, name, got, err)
+			}
+		}
+
+		// A pod created after the flip gets its volume attached and
+		// mounted; a pod deleted after it has its volume unmounted and
+		// detached.
+		added := fmt.Sprintf("after-%d", i+1)
+		cid, _ := apiPodRunning(t, n, node.APIPod{Name: added, CSI: true})
+		if got, err := n.Exec(t.Context(), cid, "sh", "-c", "echo new > /csi/file && cat /csi/file"); err != nil || got != "new" {
+			t.Errorf("%s: the new pod's CSI volume: %q, %v", what, got, err)
+		}
+		for _, name := range []string{added, slices.Sorted(maps.Keys(pods))[0]} {
+			uid, err := n.APIPodUID(t.Context(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.DeleteAPIPod(t.Context(), name); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 2*time.Minute, what+": "+name+"'s directory is removed and its volume detached", func() (bool, error) {
+				_, err := os.Stat(n.PodDir(uid))
+				return os.IsNotExist(err) && !n.Attacher().Times(node.PVName(name)).Detached.IsZero(), nil
+			})
+			delete(pods, name)
+		}
+	}
 }
