@@ -2,14 +2,18 @@
 # make node-test / make node-smoke: the real-node tests in test/node, which
 # drive containerd, runc and the patched kubelet (gate on) through pkg/node.
 #
-#   EVM_NODE=full   every test (make node-test): a smoke pod, containerd
-#                   killed and restarted five times, a kubelet restart that
-#                   must reconstruct its volumes
+#   EVM_NODE=full   every test (make node-test): a smoke pod, the runtime
+#                   killed and restarted ten times (five on CRI-O), a kubelet
+#                   restart that must reconstruct its volumes, 100 pods added
+#                   and deleted at once, and the gate flipped four times with
+#                   32 pods running (TestGateFlip)
 #   EVM_NODE=smoke  the smoke pod only (make node-smoke, and make test as root)
 #   EVM_NODE=cluster  the cluster-node tests (make node-test-cluster): etcd,
 #                   kube-apiserver, kube-controller-manager, the CSI driver and
 #                   attacher; gate off, then on. EVM_TOKEN_ROTATION=false skips
-#                   the wait for a 600 s token's rotation (about 9 minutes).
+#                   the wait for a 600 s token's rotation (about 9 minutes),
+#                   and the gate flipped off, on and off with CSI volumes
+#                   attached (TestClusterGateFlip).
 #
 # Needs root. Each test restores the host when it stops, and checks that it
 # did: sysctls, fixed host paths, mounts, cgroups, processes.

@@ -25,8 +25,9 @@ limitations under the License.
 // NODE_RUNTIME=containerd|crio picks the runtime (containerd by default), and
 // NODE_CRIO_POD_EVENTS=false turns CRI-O's container events off.
 //
-// Each test starts its own node with the EventedVolumeManager gate on and
-// checks, when it stops, that the host is as it was.
+// Each test starts its own node, with the EventedVolumeManager gate on
+// unless it flips the gate (flip_test.go), and checks, when it stops, that
+// the host is as it was.
 package node_test
 
 import (
