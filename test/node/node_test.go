@@ -308,8 +308,9 @@ const eventedPLEGMaxStreamRetries = 5
 // TestRuntimeRestarts SIGKILLs the container runtime ten times (five for
 // CRI-O), 6 to 9 s apart, with EventedPLEG and EventedVolumeManager both on,
 // so that one CRI event stream serves both. Each time a pod is added during
-// the outage; when the runtime answers again the stream is back within a
-// second, and the pod gets its volumes within the fallback period's cap.
+// the outage; when the runtime answers again the stream is back as soon as
+// the kubelet's CRI client has reconnected (within its 3 s backoff cap), and
+// the pod gets its volumes within the fallback period's cap.
 // EventedPLEG sees the stream's breaks as it would see its own stream's, and
 // gives up after its retries as upstream's does; afterwards a stopped
 // container still requests the fast relist, through the stream. On a runtime
@@ -330,7 +331,13 @@ func TestRuntimeRestarts(t *testing.T) {
 	}
 	const (
 		fallbackCap = time.Second
-		backWithin  = time.Second
+		// The stream reopens as soon as the kubelet's CRI client has its
+		// connection back, and that client reconnects on gRPC's backoff,
+		// 100 ms growing to 3 s (cri-client's baseBackoffDelay and
+		// maxBackoffDelay): after a 2 to 3 s outage its next attempt can
+		// come more than a second after the runtime answers. The bound is
+		// that cap; the distribution is logged.
+		backWithin = 3 * time.Second
 	)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var backs []time.Duration
