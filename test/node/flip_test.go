@@ -158,6 +158,11 @@ func flipGate(t *testing.T, n *node.Node, what string, gate, restartRuntime bool
 	t.Logf("%s: every running pod's %v volumes mounted %v after the kubelet started; %v volumes reconstructed from disk, %v failed",
 		what, want, took.Round(time.Millisecond), m.Sum("reconstruct_volume_operations_total"),
 		m.Sum("reconstruct_volume_operations_errors_total"))
+	// The restarted kubelet rebuilt what is mounted from disk: upstream's
+	// reconstruction ran, for every mounted volume, with no error.
+	if got := m.Sum("reconstruct_volume_operations_total"); got == 0 {
+		t.Errorf("%s: the restarted kubelet reconstructed no volume from disk", what)
+	}
 	if got := m.Sum("reconstruct_volume_operations_errors_total"); got != 0 {
 		t.Errorf("%s: %v volumes failed reconstruction", what, got)
 	}
