@@ -12,9 +12,10 @@ total_start=$(date +%s)
 # As root, make test also starts a real node for a smoke test: say so first,
 # and how to skip it.
 if [ "$(id -u)" = 0 ] && [ "${NODE_SMOKE:-1}" != 0 ]; then
-  echo "note: as root, make test builds containerd, runc and crictl (make node-deps) and starts a real node under"
-  echo "      _output/node: containerd and the patched kubelet with one static pod, about 10 s, restoring the host"
-  echo "      afterwards. NODE_SMOKE=0 make test skips it."
+  echo "note: as root, make test also starts a real node under _output/node: containerd and the patched kubelet"
+  echo "      with one static pod, for about 10 s, and restores the host afterwards. It first builds containerd, runc,"
+  echo "      crictl and the images if they are missing (make node-deps, a few minutes cold)."
+  echo "      NODE_SMOKE=0 make test skips the node."
 fi
 
 # touched_packages: the in-tree packages the series touches: the directory of

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSetGate(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		stock     bool
+		from, to  bool
+		wantErr   bool
+		wantGates string
+	}{
+		{name: "off to on", from: false, to: true, wantGates: "featureGates:\n  EventedVolumeManager: true\n  EventedPLEG: false\n"},
+		{name: "on to off", from: true, to: false, wantGates: "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
+		{name: "stock kubelet stays without the gate", stock: true, to: false, wantGates: "featureGates:\n  EventedPLEG: false\n"},
+		{name: "stock kubelet cannot turn it on", stock: true, to: true, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			n := &Node{opts: Options{Gate: tc.from, StockKubelet: tc.stock, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
+			err := n.SetGate(tc.to)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("SetGate(%t) on a stock kubelet: no error", tc.to)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(n.KubeletConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(string(data), tc.wantGates) {
+				t.Errorf("the configuration ends\n%s\nwant it to end\n%s", lastLines(string(data), 3), tc.wantGates)
+			}
+			if n.Gate() != tc.to {
+				t.Errorf("Gate() = %t after SetGate(%t)", n.Gate(), tc.to)
+			}
+		})
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestSetGateRefusesARunningKubelet(t *testing.T) {
+	p, err := startProcess("sleep", filepath.Join(t.TempDir(), "sleep.log"), nil, "sleep", "60")
+	if err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	defer p.stop(9, 0)
+	n := &Node{opts: Options{Runtime: Containerd}, work: t.TempDir(), runtime: driverFor(Containerd), kubelet: p}
+	if err := n.SetGate(true); err == nil {
+		t.Fatal("SetGate with the kubelet running: no error")
+	}
+}
+
+func TestMountIDs(t *testing.T) {
+	ids, err := MountIDs("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids["/"] == "" {
+		t.Fatalf("MountIDs(\"/\") has no ID for / itself: %v", ids)
+	}
+	empty, err := MountIDs(filepath.Join(t.TempDir(), "nothing-mounted-here"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(empty) != 0 {
+		t.Errorf("MountIDs of a directory with no mounts: %v", empty)
+	}
+}
