@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -445,7 +446,10 @@ func MountsUnder(roots ...string) []string { return mountsUnder(roots) }
 // ID (the first field of /proc/self/mountinfo). A volume unmounted and
 // mounted again gets a new ID. Where mounts are stacked, the last one,
 // the one seen, counts.
-func MountIDs(root string) (map[string]string, error) {
+func MountIDs(root string) (map[string]string, error) { return mountIDs([]string{root}) }
+
+// mountIDs maps every mount point under any of roots to its mount ID.
+func mountIDs(roots []string) (map[string]string, error) {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
@@ -456,8 +460,12 @@ func MountIDs(root string) (map[string]string, error) {
 		if len(f) < 5 {
 			continue
 		}
-		if m := unescapeMount(f[4]); m == root || strings.HasPrefix(m, root+"/") {
-			ids[m] = f[0]
+		m := unescapeMount(f[4])
+		for _, r := range roots {
+			if m == r || strings.HasPrefix(m, r+"/") {
+				ids[m] = f[0]
+				break
+			}
 		}
 	}
 	return ids, nil
@@ -465,26 +473,13 @@ func MountIDs(root string) (map[string]string, error) {
 
 // mountsUnder lists mount points under any of roots, deepest first.
 func mountsUnder(roots []string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	ids, err := mountIDs(roots)
 	if err != nil {
 		return nil
 	}
-	var ms []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		m := unescapeMount(f[4])
-		for _, r := range roots {
-			if m == r || strings.HasPrefix(m, r+"/") {
-				ms = append(ms, m)
-				break
-			}
-		}
-	}
+	ms := slices.Collect(maps.Keys(ids))
 	slices.SortFunc(ms, func(a, b string) int { return len(b) - len(a) })
-	return slices.Compact(ms)
+	return ms
 }
 
 // unescapeMount undoes the octal escapes of /proc mount tables.

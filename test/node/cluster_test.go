@@ -17,7 +17,6 @@ limitations under the License.
 package node_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,20 +54,11 @@ func requireCluster(t *testing.T) {
 // at path, or "" if nothing is mounted there.
 func mountID(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	ids, err := node.MountIDs(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	id := ""
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) > 4 && strings.ReplaceAll(fields[4], `\040`, " ") == path {
-			id = fields[0] // the last one mounted there is the one seen
-		}
-	}
-	return id
+	return ids[path]
 }
 
 // apiPodRunning creates an API pod and waits until its container runs.

@@ -193,11 +193,11 @@ func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
 		}
 		return true, nil
 	})
+	cs, err := n.RunningContainers(t.Context(), "bb")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range pods {
-		cs, err := n.RunningContainers(t.Context(), "bb")
-		if err != nil {
-			t.Fatal(err)
-		}
 		p.container = cs[p.podName]
 		p.uid = checkVolumes(t, n, p.podName, p.container.ID)
 	}
