@@ -454,21 +454,34 @@ func mountIDs(roots []string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseMountIDs(string(data), roots), nil
+}
+
+// parseMountIDs maps every mount point of mountinfo (the format of
+// /proc/self/mountinfo) that is one of roots or under one to its mount ID;
+// of stacked mounts, the last listed.
+func parseMountIDs(mountinfo string, roots []string) map[string]string {
 	ids := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range strings.Split(mountinfo, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 {
 			continue
 		}
 		m := unescapeMount(f[4])
 		for _, r := range roots {
-			if m == r || strings.HasPrefix(m, r+"/") {
+			if under(m, r) {
 				ids[m] = f[0]
 				break
 			}
 		}
 	}
-	return ids, nil
+	return ids
+}
+
+// under reports whether path is root or lies under it.
+func under(path, root string) bool {
+	root = strings.TrimSuffix(root, "/")
+	return path == root || root == "" || strings.HasPrefix(path, root+"/")
 }
 
 // mountsUnder lists mount points under any of roots, deepest first.

@@ -400,6 +400,9 @@ func (n *Node) HostPathDir() string { return filepath.Join(n.work, "hostpath") }
 func (n *Node) StartRuntime(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.stopped {
+		return errors.New("the node is stopped")
+	}
 	if n.daemon.running() {
 		return fmt.Errorf("%s is already running", n.runtime.processName())
 	}
@@ -413,11 +416,11 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 	}
 	n.daemon = p
 	n.host.notePID(name, p.pid())
-	if err := os.WriteFile(n.RuntimePIDFile(), []byte(strconv.Itoa(p.pid())), 0o644); err != nil {
+	if err := writePIDFile(n.RuntimePIDFile(), p); err != nil {
 		return err
 	}
 	if n.opts.RestartRuntime {
-		go n.restartOnExit(p)
+		go n.restartOnExit(p, func() *process { return n.daemon }, n.StartRuntime)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
@@ -429,21 +432,41 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 // RuntimePIDFile holds the process ID of the running container runtime.
 func (n *Node) RuntimePIDFile() string { return filepath.Join(n.work, "runtime.pid") }
 
-// restartOnExit starts the runtime again a second after p exits, unless the
-// node is stopping or another runtime process runs by then.
-func (n *Node) restartOnExit(p *process) {
+// restartOnExit starts p's program again with start a second after p
+// exits, as a service manager would, unless the node is stopping or current
+// is no longer p by then: another process runs, or p was stopped on
+// purpose.
+func (n *Node) restartOnExit(p *process, current func() *process, start func(context.Context) error) {
 	<-p.done
 	time.Sleep(time.Second)
 	n.mu.Lock()
-	restart := !n.stopped && n.daemon == p
+	restart := !n.stopped && current() == p
 	n.mu.Unlock()
 	if !restart {
 		return
 	}
-	n.opts.Logf("%s exited (%v): restarting it", p.name, p.err)
-	if err := n.StartRuntime(context.Background()); err != nil {
-		n.opts.Logf("restarting %s: %v", p.name, err)
+	n.opts.Logf("%s exited (%v): starting it again", p.name, p.err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := start(ctx); err != nil {
+		n.opts.Logf("starting %s again: %v (see %s)", p.name, err, p.log)
 	}
+}
+
+// writePIDFile writes p's process ID to path, and removes the file when p
+// exits unless a later process wrote its own by then.
+func writePIDFile(path string, p *process) error {
+	pid := strconv.Itoa(p.pid())
+	if err := os.WriteFile(path, []byte(pid), 0o644); err != nil {
+		return err
+	}
+	go func() {
+		<-p.done
+		if b, err := os.ReadFile(path); err == nil && string(b) == pid {
+			_ = os.Remove(path)
+		}
+	}()
+	return nil
 }
 
 // KillRuntime kills the container runtime with SIGKILL, as a crash would,
@@ -474,6 +497,9 @@ func (n *Node) RuntimePID() int {
 func (n *Node) StartKubelet(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.stopped {
+		return errors.New("the node is stopped")
+	}
 	if n.kubelet.running() {
 		return errors.New("the kubelet is already running")
 	}
@@ -503,11 +529,11 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	}
 	n.kubelet = p
 	n.host.notePID("kubelet", p.pid())
-	if err := os.WriteFile(n.KubeletPIDFile(), []byte(strconv.Itoa(p.pid())), 0o644); err != nil {
+	if err := writePIDFile(n.KubeletPIDFile(), p); err != nil {
 		return err
 	}
 	if n.opts.RestartKubelet {
-		go n.restartKubeletOnExit(p)
+		go n.restartOnExit(p, func() *process { return n.kubelet }, n.StartKubelet)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
@@ -521,27 +547,9 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 // KubeletPIDFile holds the process ID of the running kubelet.
 func (n *Node) KubeletPIDFile() string { return filepath.Join(n.work, "kubelet.pid") }
 
-// restartKubeletOnExit starts the kubelet again a second after p exits,
-// unless the node is stopping or another kubelet runs by then.
-func (n *Node) restartKubeletOnExit(p *process) {
-	<-p.done
-	time.Sleep(time.Second)
-	n.mu.Lock()
-	restart := !n.stopped && n.kubelet == p
-	n.mu.Unlock()
-	if !restart {
-		return
-	}
-	n.opts.Logf("the kubelet exited (%v): starting it again from %s", p.err, n.KubeletConfig())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := n.StartKubelet(ctx); err != nil {
-		n.opts.Logf("starting the kubelet again: %v (see %s)", err, n.KubeletLog())
-	}
-}
-
 // StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s). Its pods
-// keep running.
+// keep running. With Options.RestartKubelet, a kubelet stopped here is not
+// started again.
 func (n *Node) StopKubelet() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -549,6 +557,7 @@ func (n *Node) StopKubelet() {
 		n.opts.Logf("stopping the kubelet (pid %d)", n.kubelet.pid())
 		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
 	}
+	n.kubelet = nil
 }
 
 // KubeletPID is the kubelet's process ID, or 0.

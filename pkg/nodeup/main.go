@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"evented-volume-manager/pkg/node"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func main() {
@@ -95,16 +97,11 @@ func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, er
 			return err
 		}
 	}
-	for {
-		cs, err := n.RunningContainers(startCtx, "bb")
-		if err == nil && len(cs) >= pods {
-			break
-		}
-		select {
-		case <-startCtx.Done():
-			return fmt.Errorf("the pods do not run: %v (see %s)", startCtx.Err(), rel(n.KubeletLog()))
-		case <-time.After(time.Second):
-		}
+	if err := wait.PollUntilContextCancel(startCtx, time.Second, true, func(ctx context.Context) (bool, error) {
+		cs, err := n.RunningContainers(ctx, "bb")
+		return err == nil && len(cs) >= pods, nil
+	}); err != nil {
+		return fmt.Errorf("the pods do not run: %v (see %s)", err, rel(n.KubeletLog()))
 	}
 	fmt.Printf(`
 The node runs %d pods × %d volumes on %s; the kubelet started with EventedVolumeManager=%t.
