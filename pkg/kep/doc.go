@@ -22,7 +22,9 @@ limitations under the License.
 // RegisteredMetrics finds the metrics in Go source with go/parser: every
 // call of a k8s.io/component-base/metrics constructor (NewCounterVec,
 // NewGauge, NewHistogramVec, ...) with an options literal, its Namespace,
-// Subsystem and Name resolved through the package's string constants.
+// Subsystem and Name resolved through the package's string constants, and
+// whether the package passes it to a registry's (Must)Register: a metric
+// only defined is reported, since the kubelet never exposes it.
 // MetricsTable reads KEP.md's table, ParseKEPYAML reads kep.yaml, and Compare
 // reports every difference. Command metricscheck runs them for
 // hack/verify.sh.

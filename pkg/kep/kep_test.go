@@ -64,10 +64,32 @@ func TestRegisteredMetrics(t *testing.T) {
 			name:  "constants, concatenation, label variables, namespace and subsystem",
 			files: []SourceFile{{"m/metrics.go", []byte(metricsFile)}},
 			want: []Metric{
-				{Name: "kubelet_stream_connected", Type: "gauge"},
-				{Name: "ns_sub_d_seconds", Type: "histogram", Labels: []string{"loop"}},
-				{Name: "volume_manager_loop_iterations_total", Type: "counter", Labels: []string{"loop", "trigger"}},
-				{Name: "volume_manager_loop_passes_total", Type: "counter", Labels: []string{"loop", "kind"}},
+				{Name: "kubelet_stream_connected", Type: "gauge", Registered: true},
+				{Name: "ns_sub_d_seconds", Type: "histogram", Labels: []string{"loop"}, Registered: true},
+				{Name: "volume_manager_loop_iterations_total", Type: "counter", Labels: []string{"loop", "trigger"}, Registered: true},
+				{Name: "volume_manager_loop_passes_total", Type: "counter", Labels: []string{"loop", "kind"}, Registered: true},
+			},
+		},
+		{
+			name: "registered through its variable, registered inline, or only defined",
+			files: []SourceFile{{"m/m.go", []byte(`package m
+import (
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+var (
+	A = metrics.NewCounter(&metrics.CounterOpts{Name: "a_total"})
+	B = metrics.NewCounter(&metrics.CounterOpts{Name: "b_total"})
+)
+func init() {
+	legacyregistry.MustRegister(A)
+	legacyregistry.MustRegister(metrics.NewGauge(&metrics.GaugeOpts{Name: "c"}))
+}
+`)}},
+			want: []Metric{
+				{Name: "a_total", Type: "counter", Registered: true},
+				{Name: "b_total", Type: "counter"},
+				{Name: "c", Type: "gauge", Registered: true},
 			},
 		},
 		{

@@ -61,6 +61,11 @@ type Metric struct {
 	Labels []string
 	// Pos is where the constructor is called: file:line.
 	Pos string
+	// Registered is whether the package passes the metric to a registry's
+	// Register or MustRegister: the package-level variable that holds it,
+	// or the constructor call itself. A metric only defined is never
+	// exposed.
+	Registered bool
 }
 
 // SourceFile is one Go file of a package.
@@ -92,6 +97,7 @@ func RegisteredMetrics(pkg []SourceFile, from func(path string) bool) ([]Metric,
 		paths = append(paths, sf.Path)
 	}
 	r := newResolver(files)
+	registered, held := registrations(files)
 	var out []Metric
 	for i, f := range files {
 		if from != nil && !from(paths[i]) {
@@ -127,6 +133,7 @@ func RegisteredMetrics(pkg []SourceFile, from func(path string) bool) ([]Metric,
 				return false
 			}
 			m.Pos = where
+			m.Registered = registered[call] || held[call] != "" && registered[held[call]]
 			out = append(out, m)
 			return true
 		})
@@ -136,6 +143,58 @@ func RegisteredMetrics(pkg []SourceFile, from func(path string) bool) ([]Metric,
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// registerFuncs are the methods and functions that register a metric with
+// a registry (k8s.io/component-base/metrics/legacyregistry's, or a
+// KubeRegistry's).
+var registerFuncs = map[string]bool{"Register": true, "MustRegister": true, "CustomRegister": true, "CustomMustRegister": true, "RawMustRegister": true}
+
+// registrations finds, in the package's files, what is registered: the
+// names of the identifiers passed to a registerFuncs call, and the calls
+// made inside its arguments. held maps each call that is the value of a
+// package-level variable to that variable's name.
+func registrations(files []*ast.File) (registered map[any]bool, held map[*ast.CallExpr]string) {
+	registered, held = map[any]bool{}, map[*ast.CallExpr]string{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					if call, ok := v.(*ast.CallExpr); ok && i < len(vs.Names) {
+						held[call] = vs.Names[i].Name
+					}
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !registerFuncs[sel.Sel.Name] {
+				return true
+			}
+			for _, arg := range call.Args {
+				if id, ok := arg.(*ast.Ident); ok {
+					registered[id.Name] = true
+				}
+				ast.Inspect(arg, func(n ast.Node) bool {
+					if c, ok := n.(*ast.CallExpr); ok {
+						registered[c] = true
+					}
+					return true
+				})
+			}
+			return true
+		})
+	}
+	return registered, held
 }
 
 // importName is the name under which f imports path, or "" if it does not.

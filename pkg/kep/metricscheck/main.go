@@ -84,6 +84,12 @@ func main() {
 		problems = append(problems, kep.Compare(registered, table, namesOf(registered))...)
 	}
 
+	for _, m := range registered {
+		if !m.Registered {
+			problems = append(problems, fmt.Sprintf("%s (%s) is defined but never registered: the kubelet does not expose it", m.Name, m.Pos))
+		}
+	}
+
 	fmt.Printf("%d metrics defined in the %d Go files the series adds or changes (tests excluded):\n", len(registered), files)
 	for _, m := range registered {
 		labels := "no labels"
