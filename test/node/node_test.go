@@ -335,9 +335,11 @@ func TestRuntimeRestarts(t *testing.T) {
 		// connection back, and that client reconnects on gRPC's backoff,
 		// 100 ms growing to 3 s (cri-client's baseBackoffDelay and
 		// maxBackoffDelay): after a 2 to 3 s outage its next attempt can
-		// come more than a second after the runtime answers. The bound is
-		// that cap; the distribution is logged.
-		backWithin = 3 * time.Second
+		// come more than a second after the runtime answers. gRPC adds
+		// its 20% jitter after the cap (3.6 s), and the stream then takes
+		// up to a probe interval (100 ms) and its confirmation window
+		// (100 ms): 3.8 s, and 4 s with slack. The distribution is logged.
+		backWithin = 4 * time.Second
 	)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var backs []time.Duration
