@@ -175,9 +175,12 @@ func (n *Node) startControlPlane(ctx context.Context) error {
 	cp := &controlPlane{pki: pki, adminToken: randomToken()}
 	n.cp = cp
 	kubeletToken, kcmToken := randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,system:node:%s,kubelet,system:nodes\n%s,system:kube-controller-manager,kcm\n",
-		cp.adminToken, kubeletToken, n.opts.Name, kcmToken)
+	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,kubelet,system:nodes\n%s,system:kube-controller-manager,kcm\n",
+		cp.adminToken, kubeletToken, n.KubeletUser(), kcmToken)
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-policy.yaml"), []byte(auditPolicy(n.KubeletUser())), 0o644); err != nil {
 		return err
 	}
 	if err := writeKubeconfig(n.KubeletKubeconfig(), pki.path("ca.crt"), kubeletToken); err != nil {
@@ -235,6 +238,7 @@ func (n *Node) startControlPlane(ctx context.Context) error {
 		"--service-cluster-ip-range", serviceCIDR,
 		"--allow-privileged=true",
 		"--cert-dir", filepath.Join(dir, "apiserver"),
+		"--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"), "--audit-log-path", n.AuditLog(),
 		"--v=1"); err != nil {
 		return err
 	}

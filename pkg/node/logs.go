@@ -21,8 +21,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,8 +55,68 @@ type VolumeWaits struct {
 }
 
 // SetUpDoneLine starts the line of a volume's mount succeeding (V(1) for a
-// first mount, V(3) for a remount).
+// first mount, V(4) for a remount).
 const SetUpDoneLine = "MountVolume.SetUp succeeded for volume"
+
+// ParseRemounts reads a kubelet log and returns, for each pod sync that
+// reached the volume manager from from until to (its MountWaitLine, which
+// every sync of a running pod logs before ReprocessPod asks for the remount
+// of its configMap, secret, projected and downwardAPI volumes), the time to
+// the pod's last SetUpDoneLine before its next sync. missed counts the
+// syncs with no such line. The remounts' lines need --v=4 from from until
+// the last remount is done.
+func ParseRemounts(r io.Reader, from, to time.Time) (remounts []time.Duration, missed int, err error) {
+	synced := map[string]time.Time{}
+	setUp := map[string]time.Time{}
+	done := func(pod string) {
+		if s, ok := synced[pod]; ok {
+			if at, ok := setUp[pod]; ok {
+				remounts = append(remounts, at.Sub(s))
+			} else {
+				missed++
+			}
+		}
+		delete(synced, pod)
+		delete(setUp, pod)
+	}
+	err = scanKlog(r, func(l klogLine) error {
+		sync := l.msg == MountWaitLine
+		if !sync && !strings.HasPrefix(l.msg, SetUpDoneLine) {
+			return nil
+		}
+		pod, ok := l.value("pod")
+		if !ok {
+			return nil
+		}
+		at, err := l.time(from.Year())
+		if err != nil {
+			return err
+		}
+		if sync {
+			done(pod)
+			if !at.Before(from) && at.Before(to) {
+				synced[pod] = at
+			}
+		} else if _, ok := synced[pod]; ok {
+			setUp[pod] = at
+		}
+		return nil
+	})
+	for _, pod := range slices.Sorted(maps.Keys(synced)) {
+		done(pod)
+	}
+	return remounts, missed, err
+}
+
+// Remounts parses the node's kubelet log with ParseRemounts.
+func (n *Node) Remounts(from, to time.Time) ([]time.Duration, int, error) {
+	f, err := os.Open(n.KubeletLog())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	return ParseRemounts(f, from, to)
+}
 
 // ParseVolumeWaits reads a kubelet log in klog's text format.
 func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {

@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,35 @@ func TestParseVolumeWaitsLastSetUp(t *testing.T) {
 		if got, ok := w.LastSetUp[pod]; !ok || got != d {
 			t.Errorf("%s: last SetUp → mounted %v (%v), want %v", pod, got, ok, d)
 		}
+	}
+}
+
+func TestParseRemounts(t *testing.T) {
+	log := strings.Join([]string{
+		// Before the window: not a sample, though its remount is in it.
+		`I1125 09:59:59.900000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
+		`I1125 10:00:00.050000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"c\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:01.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
+		`I1125 10:00:01.000100   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/a"`,
+		`I1125 10:00:01.100000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"c\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:01.150000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"secret\" (UniqueName: \"s\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		// Another pod's SetUp does not count for a.
+		`I1125 10:00:01.900000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"d\") pod \"b\" (UID: \"v\") " pod="default/b"`,
+		// b syncs with no remount before its next sync: missed.
+		`I1125 10:00:02.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/b"`,
+		`I1125 10:00:03.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/b"`,
+		`I1125 10:00:03.900000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"d\") pod \"b\" (UID: \"v\") " pod="default/b"`,
+		// After the window.
+		`I1125 10:00:10.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
+		`I1125 10:00:10.100000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"c\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+	}, "\n")
+	from := time.Date(time.Now().Year(), 11, 25, 10, 0, 0, 0, time.Local)
+	remounts, missed, err := ParseRemounts(strings.NewReader(log), from, from.Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{150 * time.Millisecond, 900 * time.Millisecond}
+	if !slices.Equal(remounts, want) || missed != 1 {
+		t.Errorf("remounts %v, %d missed; want %v, 1 missed", remounts, missed, want)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -32,12 +33,24 @@ import (
 type ClusterOptions struct {
 	Options
 	// ConfigMaps is how many of the idle pods get their config map updated
-	// at once, to time the update's way into the pods' files.
-	ConfigMaps int
-	// ConfigMapTimeout bounds that wait: the kubelet remounts at a pod's
-	// periodic resync, every 60 to 90 s.
+	// at once, to time the update's way into the pods' files, in each of
+	// ConfigMapWaves waves: ConfigMaps × ConfigMapWaves samples per round.
+	ConfigMaps     int
+	ConfigMapWaves int
+	// ConfigMapTimeout bounds a wave's wait: the kubelet remounts at a
+	// pod's periodic resync, every 60 to 90 s.
 	ConfigMapTimeout time.Duration
 }
+
+// Phases of a round whose API requests a ClusterMode counts.
+const (
+	PhaseIdle  = "idle"  // the idle windows
+	PhaseChurn = "churn" // the CSI pods added and deleted
+)
+
+// remountVerbosity is the kubelet's --v while the config maps are updated:
+// the operation generator logs a remount's MountVolume.SetUp at V(4).
+const remountVerbosity = 4
 
 // PodKind is a kind of single pod the cluster benchmark adds and deletes.
 type PodKind struct {
@@ -113,6 +126,16 @@ type ClusterMode struct {
 	// counts those not there within the timeout.
 	ConfigMapUpdate       []float64 `json:"configMapUpdate"`
 	ConfigMapUpdateMissed int       `json:"configMapUpdateMissed"`
+	// Remount is, for each pod sync while the config maps were updated (at
+	// --v=4), the seconds from the sync reaching the volume manager to the
+	// pod's remounted volumes' last MountVolume.SetUp: the volume
+	// manager's own share of a config map's way into the pod. RemountMissed
+	// counts the syncs with no remount logged.
+	Remount       []float64 `json:"remount,omitempty"`
+	RemountMissed int       `json:"remountMissed,omitempty"`
+	// APIRequests are the kubelet's requests to the API server by phase
+	// (PhaseIdle, PhaseChurn), from its audit log.
+	APIRequests map[string]node.APIRequests `json:"apiRequests,omitempty"`
 }
 
 // ClusterResult is a cluster benchmark run: one ClusterMode per round and
@@ -120,6 +143,18 @@ type ClusterMode struct {
 type ClusterResult struct {
 	Off []ClusterMode `json:"off"`
 	On  []ClusterMode `json:"on"`
+	// Orders are the gate values in the order each round ran them.
+	Orders [][]bool `json:"orders,omitempty"`
+}
+
+// ClusterRoundOrder is the order of the gate values in a round: off first
+// in odd rounds, on first in even ones, so that a drift of the node over a
+// round weighs on both alike.
+func ClusterRoundOrder(round int) []bool {
+	if round%2 == 0 {
+		return []bool{true, false}
+	}
+	return []bool{false, true}
 }
 
 // cpu4 is the four processes' CPU at one time.
@@ -189,6 +224,8 @@ func RunCluster(ctx context.Context, o ClusterOptions, gate bool) (ClusterMode, 
 	if metrics, err := n.Metrics(ctx); err == nil {
 		passesBefore = passesByLoopAndKind(metrics)
 	}
+	phases := map[string][2]time.Time{}
+	idleFrom := time.Now()
 	for w := 1; w <= o.Windows; w++ {
 		s0, err := sampleCPU4(n)
 		if err != nil {
@@ -208,6 +245,7 @@ func RunCluster(ctx context.Context, o ClusterOptions, gate bool) (ClusterMode, 
 		logf("idle window %d/%d: kubelet %.2f, %s %.2f, kube-apiserver %.2f, kube-controller-manager %.2f CPU-s in %v", w, o.Windows,
 			m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], m.APIServerCPU[w-1], m.ControllerManagerCPU[w-1], o.Window)
 	}
+	phases[PhaseIdle] = [2]time.Time{idleFrom, time.Now()}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has(loopPassesMetric) {
 		m.Passes = map[string]float64{}
 		for key, v := range passesByLoopAndKind(metrics) {
@@ -221,10 +259,24 @@ func RunCluster(ctx context.Context, o ClusterOptions, gate bool) (ClusterMode, 
 	if err := configMapUpdates(ctx, n, o, idle, &m); err != nil {
 		return m, err
 	}
+	var churnFrom time.Time // the CSI kinds come last
 	for _, kind := range ClusterPodKinds {
+		if kind.CSI && churnFrom.IsZero() {
+			churnFrom = time.Now()
+		}
 		if err := churn(ctx, n, o, kind, &m); err != nil {
 			return m, err
 		}
+	}
+	phases[PhaseChurn] = [2]time.Time{churnFrom, time.Now()}
+	reqs, err := n.KubeletAPIRequests()
+	if err != nil {
+		return m, fmt.Errorf("the API server's audit log: %w", err)
+	}
+	m.APIRequests = map[string]node.APIRequests{}
+	for phase, w := range phases {
+		m.APIRequests[phase] = node.CountAPIRequests(reqs, w[0], w[1])
+		logf("the kubelet's API requests, %s: %s in %.0f s", phase, formatCounts(m.APIRequests[phase].Count), w[1].Sub(w[0]).Seconds())
 	}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
 		m.Triggers = metrics.ByLabel("volume_manager_loop_iterations_total", "trigger")
@@ -343,13 +395,45 @@ func churn(ctx context.Context, n *node.Node, o ClusterOptions, kind PodKind, m 
 	return nil
 }
 
-// configMapUpdates updates the config maps of the first o.ConfigMaps idle
-// pods at once and times each new value's way into its pod's file.
+// configMapUpdates runs o.ConfigMapWaves waves of configMapWave at
+// --v=4, and times the volume manager's remounts at the pods' syncs
+// meanwhile.
 func configMapUpdates(ctx context.Context, n *node.Node, o ClusterOptions, idle []string, m *ClusterMode) error {
-	count := min(o.ConfigMaps, len(idle))
-	if count == 0 {
+	if min(o.ConfigMaps, len(idle)) == 0 || o.ConfigMapWaves == 0 {
 		return nil
 	}
+	if err := n.SetVerbosity(ctx, remountVerbosity); err != nil {
+		return err
+	}
+	from := time.Now()
+	for wave := 1; wave <= o.ConfigMapWaves; wave++ {
+		if err := configMapWave(ctx, n, o, idle, m); err != nil {
+			return err
+		}
+	}
+	// Syncs of the last seconds may have their remounts logged after the
+	// verbosity is back.
+	to := time.Now().Add(-5 * time.Second)
+	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
+		return err
+	}
+	remounts, missed, err := n.Remounts(from, to)
+	if err != nil {
+		return err
+	}
+	for _, d := range remounts {
+		m.Remount = append(m.Remount, d.Seconds())
+	}
+	m.RemountMissed = missed
+	o.Logf("pod sync → volumes remounted: p50 %.1f ms, p99 %.1f ms over %d syncs, %d with no remount logged",
+		1000*bench.Quantile(m.Remount, 0.5), 1000*bench.Quantile(m.Remount, 0.99), len(m.Remount), missed)
+	return nil
+}
+
+// configMapWave updates the config maps of the first o.ConfigMaps idle pods
+// at once and times each new value's way into its pod's file.
+func configMapWave(ctx context.Context, n *node.Node, o ClusterOptions, idle []string, m *ClusterMode) error {
+	count := min(o.ConfigMaps, len(idle))
 	files := make([]string, count)
 	for i := range count {
 		uid, err := n.APIPodUID(ctx, idle[i])
@@ -391,7 +475,7 @@ func configMapUpdates(ctx context.Context, n *node.Node, o ClusterOptions, idle 
 		}
 		m.ConfigMapUpdate = append(m.ConfigMapUpdate, seen[i].Sub(updated[i]).Seconds())
 	}
-	logf("config map → file: p50 %.1f s over %d pods, %d not within %v", Median(m.ConfigMapUpdate), len(m.ConfigMapUpdate),
+	logf("config map → file: p50 %.1f s over %d updates so far, %d not within %v", Median(m.ConfigMapUpdate), len(m.ConfigMapUpdate),
 		m.ConfigMapUpdateMissed, o.ConfigMapTimeout)
 	return nil
 }

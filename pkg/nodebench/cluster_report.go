@@ -17,6 +17,7 @@ limitations under the License.
 package nodebench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -66,10 +67,17 @@ type clusterMerged struct {
 	kinds                            map[string]*KindTimes
 	configMap                        []float64
 	configMapMissed                  int
+	remount                          []float64
+	remountMissed                    int
+	// apiSeconds, apiCount and apiMax pool the API requests by phase and
+	// key: seconds and counts add up, the most in 1 s is the rounds' most.
+	apiSeconds       map[string]float64
+	apiCount, apiMax map[string]map[string]int
 }
 
 func mergeCluster(modes []ClusterMode) clusterMerged {
-	c := clusterMerged{passes: map[string][]float64{}, kinds: map[string]*KindTimes{}}
+	c := clusterMerged{passes: map[string][]float64{}, kinds: map[string]*KindTimes{},
+		apiSeconds: map[string]float64{}, apiCount: map[string]map[string]int{}, apiMax: map[string]map[string]int{}}
 	perMin := func(xs []float64, window float64) []float64 {
 		out := make([]float64, len(xs))
 		for i, x := range xs {
@@ -107,6 +115,18 @@ func mergeCluster(modes []ClusterMode) clusterMerged {
 		}
 		c.configMap = append(c.configMap, m.ConfigMapUpdate...)
 		c.configMapMissed += m.ConfigMapUpdateMissed
+		c.remount = append(c.remount, m.Remount...)
+		c.remountMissed += m.RemountMissed
+		for phase, a := range m.APIRequests {
+			if c.apiCount[phase] == nil {
+				c.apiCount[phase], c.apiMax[phase] = map[string]int{}, map[string]int{}
+			}
+			c.apiSeconds[phase] += a.Seconds
+			for key, v := range a.Count {
+				c.apiCount[phase][key] += v
+				c.apiMax[phase][key] = max(c.apiMax[phase][key], a.MaxInSecond[key])
+			}
+		}
 	}
 	return c
 }
@@ -156,7 +176,52 @@ func ClusterRows(r ClusterResult) []bench.Row {
 	rows = append(rows,
 		bench.Row{Figure: "configMap updated → pod file p50", Off: ms(off.configMap, 0.5), On: ms(on.configMap, 0.5), Unit: "ms", LowerWins: true},
 		bench.Row{Figure: "configMap updated → pod file p99", Off: ms(off.configMap, 0.99), On: ms(on.configMap, 0.99), Unit: "ms", LowerWins: true},
+		bench.Row{Figure: "pod sync → volumes remounted p50", Off: ms(off.remount, 0.5), On: ms(on.remount, 0.5), Unit: "ms", LowerWins: true},
+		bench.Row{Figure: "pod sync → volumes remounted p99", Off: ms(off.remount, 0.99), On: ms(on.remount, 0.99), Unit: "ms", LowerWins: true},
 	)
+	return rows
+}
+
+// APIRequestRow is one line of the kubelet's API requests table: per gate
+// value (0 off, 1 on), requests a minute in the idle and churn phases, and
+// the most received in any 1 s of each.
+type APIRequestRow struct {
+	Key               string
+	Idle, Churn       [2]float64
+	IdleMax, ChurnMax [2]int
+}
+
+// APIRequestRows are the kubelet's requests by verb and resource, sorted by
+// resource, then verb.
+func APIRequestRows(r ClusterResult) []APIRequestRow {
+	merged := [2]clusterMerged{mergeCluster(r.Off), mergeCluster(r.On)}
+	byKey := map[string]*APIRequestRow{}
+	for g, c := range merged {
+		for phase, counts := range c.apiCount {
+			for key, v := range counts {
+				row := byKey[key]
+				if row == nil {
+					row = &APIRequestRow{Key: key}
+					byKey[key] = row
+				}
+				perMin := float64(v) * 60 / c.apiSeconds[phase]
+				if phase == PhaseIdle {
+					row.Idle[g], row.IdleMax[g] = perMin, c.apiMax[phase][key]
+				} else {
+					row.Churn[g], row.ChurnMax[g] = perMin, c.apiMax[phase][key]
+				}
+			}
+		}
+	}
+	rows := make([]APIRequestRow, 0, len(byKey))
+	for _, row := range byKey {
+		rows = append(rows, *row)
+	}
+	slices.SortFunc(rows, func(a, b APIRequestRow) int {
+		va, ra, _ := strings.Cut(a.Key, " ")
+		vb, rb, _ := strings.Cut(b.Key, " ")
+		return cmp.Or(strings.Compare(ra, rb), strings.Compare(va, vb))
+	})
 	return rows
 }
 
@@ -175,9 +240,10 @@ func ClusterMarkdown(r ClusterResult) string {
 		m.Pods, m.Volumes, m.Runtime)
 	fmt.Fprintf(&b, "etcd, kube-apiserver and kube-controller-manager (attach/detach, PV binder, service accounts, root CA) from the tree; "+
 		"the kubelet registered as a node at --v=3; the project's CSI driver (attachRequired) and attacher. "+
-		"%d round(s) per gate value, gate off first; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
-		"%d single pods of each kind per round, %gs apart.\n\n",
-		len(r.On), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singlesOf(m), m.GapSeconds)
+		"%d round(s) per gate value, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
+		"%d single pods of each kind per round, %gs apart; %d configMap updates per round, made with the kubelet at --v=%d.\n\n",
+		len(r.On), orderNote(r.Orders), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singlesOf(m), m.GapSeconds,
+		len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, remountVerbosity)
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	for _, row := range ClusterRows(r) {
 		offCell := cell(row.Off, row.Unit)
@@ -194,6 +260,33 @@ func ClusterMarkdown(r ClusterResult) string {
 	fmt.Fprintf(&b, "Volume manager CPU-s/min per round (gate off | gate on): %s | %s.\n", list(off.vmPerMin), list(on.vmPerMin))
 	fmt.Fprintf(&b, "ConfigMap updates not in the pod's file within the timeout (gate off | gate on): %d | %d.\n",
 		off.configMapMissed, on.configMapMissed)
+	p50s := func(modes []ClusterMode, get func(ClusterMode) []float64) string {
+		xs := make([]float64, len(modes))
+		for i, m := range modes {
+			xs[i] = Median(get(m))
+		}
+		return list(xs)
+	}
+	configMap := func(m ClusterMode) []float64 { return m.ConfigMapUpdate }
+	remount := func(m ClusterMode) []float64 {
+		ms := slices.Clone(m.Remount)
+		for i := range ms {
+			ms[i] *= 1000
+		}
+		return ms
+	}
+	fmt.Fprintf(&b, "Per round p50 (gate off | gate on): configMap updated → pod file %s | %s s; pod sync → volumes remounted %s | %s ms "+
+		"(%d | %d syncs with no remount logged).\n", p50s(r.Off, configMap), p50s(r.On, configMap),
+		p50s(r.Off, remount), p50s(r.On, remount), off.remountMissed, on.remountMissed)
+	if rows := APIRequestRows(r); len(rows) > 0 {
+		b.WriteString("\nThe kubelet's requests to kube-apiserver (its audit log, user system:node:<node>) a minute, in the idle windows and " +
+			"while the CSI pods are added and deleted, and the most received in any 1 s (idle / churn):\n\n" +
+			"| request | idle, off | idle, on | churn, off | churn, on | most in 1 s, off | most in 1 s, on |\n|---|---|---|---|---|---|---|\n")
+		for _, row := range rows {
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %d / %d | %d / %d |\n", row.Key, row.Idle[0], row.Idle[1],
+				row.Churn[0], row.Churn[1], row.IdleMax[0], row.ChurnMax[0], row.IdleMax[1], row.ChurnMax[1])
+		}
+	}
 	if top := r.On[len(r.On)-1].VolumeManagerTop; len(top) > 0 {
 		b.WriteString("\nGate on, volume manager functions with the most CPU (last round): ")
 		for i, f := range top {
@@ -210,6 +303,18 @@ func ClusterMarkdown(r ClusterResult) string {
 	return b.String()
 }
 
+// orderNote says which gate value ran first in each round.
+func orderNote(orders [][]bool) string {
+	if len(orders) == 0 {
+		return "gate off first"
+	}
+	parts := make([]string, len(orders))
+	for i, o := range orders {
+		parts[i] = fmt.Sprintf("round %d gate %s first", i+1, map[bool]string{false: "off", true: "on"}[o[0]])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func singlesOf(m ClusterMode) int {
 	for _, k := range ClusterPodKinds {
 		if t := m.Kinds[k.Key]; t != nil {
@@ -219,7 +324,7 @@ func singlesOf(m ClusterMode) int {
 	return 0
 }
 
-func formatCounts(m map[string]float64) string {
+func formatCounts[V int | float64](m map[string]V) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -227,7 +332,7 @@ func formatCounts(m map[string]float64) string {
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.0f", k, m[k])
+		parts[i] = fmt.Sprintf("%s %.0f", k, float64(m[k]))
 	}
 	return strings.Join(parts, ", ")
 }

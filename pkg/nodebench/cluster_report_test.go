@@ -20,8 +20,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"evented-volume-manager/pkg/node"
 )
 
 func clusterMode(gate bool, scale float64) ClusterMode {
@@ -36,6 +39,13 @@ func clusterMode(gate bool, scale float64) ClusterMode {
 			"csi-1s": {Mount: []float64{1.3}, MountEndToEnd: []float64{2}, AttachedToMounted: []float64{0.2 * scale}, UnmountEndToEnd: []float64{0.6}, DetachEndToEnd: []float64{9}},
 		},
 		ConfigMapUpdate: []float64{40, 50, 60},
+		Remount:         []float64{0.1 * scale, 0.2 * scale, 0.3 * scale},
+		APIRequests: map[string]node.APIRequests{
+			PhaseIdle: {Seconds: 120, Count: map[string]int{"get nodes": 12, "patch nodes/status": int(12 * scale)},
+				MaxInSecond: map[string]int{"get nodes": 1, "patch nodes/status": 1}},
+			PhaseChurn: {Seconds: 60, Count: map[string]int{"patch nodes/status": int(30 / scale), "create serviceaccounts/token": 15},
+				MaxInSecond: map[string]int{"patch nodes/status": int(2 / scale), "create serviceaccounts/token": 3}},
+		},
 	}
 }
 
@@ -58,6 +68,7 @@ func TestClusterRows(t *testing.T) {
 		{"csi-1s: attached → mounted p50", 200, 20},
 		{"csi-1s: deleted → detached p99", 9000, 9000},
 		{"configMap updated → pod file p50", 50000, 50000},
+		{"pod sync → volumes remounted p50", 200, 20},
 		// 6 passes over 60 s of idle windows.
 		{"idle reconciler passes, full", math.NaN(), 6},
 		{"idle populator passes, partial", math.NaN(), 30},
@@ -79,9 +90,35 @@ func TestClusterRows(t *testing.T) {
 	}
 }
 
+func TestAPIRequestRows(t *testing.T) {
+	// Two rounds of each: counts and seconds add up, the most in 1 s is
+	// the rounds' most.
+	on := clusterMode(true, 0.1)
+	on.APIRequests[PhaseChurn].MaxInSecond["patch nodes/status"] = 1
+	r := ClusterResult{Off: []ClusterMode{clusterMode(false, 1), clusterMode(false, 1)}, On: []ClusterMode{on, clusterMode(true, 0.1)}}
+	got := APIRequestRows(r)
+	want := []APIRequestRow{
+		{Key: "get nodes", Idle: [2]float64{6, 6}, IdleMax: [2]int{1, 1}},
+		{Key: "patch nodes/status", Idle: [2]float64{6, 0.5}, Churn: [2]float64{30, 300}, IdleMax: [2]int{1, 1}, ChurnMax: [2]int{2, 20}},
+		{Key: "create serviceaccounts/token", Churn: [2]float64{15, 15}, ChurnMax: [2]int{3, 3}},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestClusterRoundOrder(t *testing.T) {
+	for round, want := range map[int][]bool{1: {false, true}, 2: {true, false}, 3: {false, true}} {
+		if got := ClusterRoundOrder(round); !slices.Equal(got, want) {
+			t.Errorf("round %d: %v, want %v", round, got, want)
+		}
+	}
+}
+
 func TestClusterReportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	r := ClusterResult{Off: []ClusterMode{clusterMode(false, 1), clusterMode(false, 1)}, On: []ClusterMode{clusterMode(true, 0.1), clusterMode(true, 0.1)}}
+	r := ClusterResult{Off: []ClusterMode{clusterMode(false, 1), clusterMode(false, 1)}, On: []ClusterMode{clusterMode(true, 0.1), clusterMode(true, 0.1)},
+		Orders: [][]bool{ClusterRoundOrder(1), ClusterRoundOrder(2)}}
 	path := filepath.Join(dir, "results.json")
 	if err := r.Save(path); err != nil {
 		t.Fatal(err)
@@ -92,7 +129,8 @@ func TestClusterReportRoundTrip(t *testing.T) {
 	}
 	md := ClusterMarkdown(loaded)
 	for _, want := range []string{"110 API pods", "2 round(s)", "| idle kubelet CPU | 4.00 CPU-s/min | 0.40 CPU-s/min | 10.0x |",
-		"600 (polls every 100 ms)"} {
+		"600 (polls every 100 ms)", "round 1 gate off first, round 2 gate on first",
+		"| patch nodes/status | 6.0 | 0.5 | 30.0 | 300.0 | 1 / 2 | 1 / 20 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}

@@ -18,8 +18,8 @@ limitations under the License.
 // node-bench-cluster runs: for each round, the same workload of API pods on
 // a fresh cluster node (etcd, kube-apiserver, kube-controller-manager, the
 // project's CSI driver and attacher) with the EventedVolumeManager gate off
-// and then on. It writes results.json, report.md and charts into -dir and
-// prints the report.
+// and on, off first in odd rounds and on first in even ones. It writes
+// results.json, report.md and charts into -dir and prints the report.
 //
 //	runcluster -out _output -dir _output/node-bench-cluster [-pods 110] [-rounds 2] ...
 //	runcluster -dir _output/node-bench-cluster -report    (the report of an earlier run)
@@ -49,9 +49,10 @@ func main() {
 	flag.DurationVar(&o.Profile, "profile", 60*time.Second, "the kubelet CPU profile's length")
 	flag.IntVar(&o.Singles, "singles", 15, "pods of each kind added, then deleted, one at a time")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
-	flag.IntVar(&o.ConfigMaps, "configmaps", 20, "idle pods whose config map is updated at once")
-	flag.DurationVar(&o.ConfigMapTimeout, "configmap-timeout", 150*time.Second, "how long to wait for the updated config maps in the pods' files")
-	rounds := flag.Int("rounds", 2, "rounds; each runs the gate off, then on")
+	flag.IntVar(&o.ConfigMaps, "configmaps", 110, "idle pods (at most -pods) whose config map is updated at once, in each wave")
+	flag.IntVar(&o.ConfigMapWaves, "configmap-waves", 3, "waves of config map updates per round, each after the last wave's files changed")
+	flag.DurationVar(&o.ConfigMapTimeout, "configmap-timeout", 150*time.Second, "how long a wave waits for the updated config maps in the pods' files")
+	rounds := flag.Int("rounds", 2, "rounds; each runs the gate off and on, off first in odd rounds and on first in even ones")
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	reportOnly := flag.Bool("report", false, "only print the report of the results in -dir")
 	flag.Parse()
@@ -85,7 +86,9 @@ func main() {
 	ctx := context.Background()
 	var r nodebench.ClusterResult
 	for round := 1; round <= *rounds; round++ {
-		for _, gate := range []bool{false, true} {
+		order := nodebench.ClusterRoundOrder(round)
+		r.Orders = append(r.Orders, order)
+		for _, gate := range order {
 			fmt.Printf("==> round %d of %d, EventedVolumeManager=%t: cluster node, %d API pods (about %v)\n", round, *rounds, gate,
 				o.Pods, estimate(o).Round(time.Minute))
 			m, err := nodebench.RunCluster(ctx, o, gate)
@@ -109,7 +112,7 @@ func main() {
 
 // estimate is roughly how long one mode takes.
 func estimate(o nodebench.ClusterOptions) time.Duration {
-	return 2*time.Minute + o.Settle + time.Duration(o.Windows)*o.Window + o.Profile + o.ConfigMapTimeout/2 +
+	return 2*time.Minute + o.Settle + time.Duration(o.Windows)*o.Window + o.Profile + time.Duration(o.ConfigMapWaves)*95*time.Second +
 		time.Duration(len(nodebench.ClusterPodKinds))*(time.Duration(2*o.Singles)*o.Gap+20*time.Second)
 }
 
