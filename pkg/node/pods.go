@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // PodManifest is a static pod's manifest with the four volumes of the
@@ -33,6 +34,25 @@ import (
 // container, "bb", runs busybox and exits at once on SIGTERM;
 // terminationGracePeriodSeconds is 0. Annotations change the pod's UID.
 func PodManifest(name, hostPathDir string, annotations map[string]string) string {
+	return podManifest(name, hostPathDir, annotations, "", "bb",
+		"trap 'exit 0' TERM; echo written-by-container > /data/hello; sleep 3600 & wait")
+}
+
+// ExitContainer is the one container of an ExitingPodManifest pod.
+const ExitContainer = "exit"
+
+// ExitingPodManifest is a PodManifest pod with restartPolicy Never whose one
+// container, ExitContainer, writes to its emptyDir, sleeps for after and
+// exits 0 on its own. Nothing deletes it: the kubelet must notice the exit,
+// finish the pod and unmount its volumes.
+func ExitingPodManifest(name, hostPathDir string, after time.Duration) string {
+	return podManifest(name, hostPathDir, nil, "Never", ExitContainer,
+		fmt.Sprintf("echo written-by-container > /data/hello; sleep %.3f", after.Seconds()))
+}
+
+// podManifest is the manifest of PodManifest and ExitingPodManifest, with an
+// optional restartPolicy.
+func podManifest(name, hostPathDir string, annotations map[string]string, restartPolicy, container, command string) string {
 	var ann strings.Builder
 	keys := make([]string, 0, len(annotations))
 	for k := range annotations {
@@ -45,6 +65,9 @@ func PodManifest(name, hostPathDir string, annotations map[string]string) string
 	if ann.Len() == 0 {
 		ann.WriteString(" {}")
 	}
+	if restartPolicy != "" {
+		restartPolicy = "\n  restartPolicy: " + restartPolicy
+	}
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -55,12 +78,12 @@ metadata:
   annotations:%s
 spec:
   hostNetwork: true
-  terminationGracePeriodSeconds: 0
+  terminationGracePeriodSeconds: 0%s
   containers:
-  - name: bb
+  - name: %s
     image: %q
     imagePullPolicy: Never
-    command: ["sh", "-c", "trap 'exit 0' TERM; echo written-by-container > /data/hello; sleep 3600 & wait"]
+    command: ["sh", "-c", %q]
     volumeMounts:
     - {name: scratch, mountPath: /data}
     - {name: host, mountPath: /host}
@@ -73,7 +96,7 @@ spec:
     downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}
   - name: annotations
     downwardAPI: {items: [{path: annotations, fieldRef: {fieldPath: metadata.annotations}}]}
-`, name, ann.String(), BusyboxImage, hostPathDir)
+`, name, ann.String(), restartPolicy, container, BusyboxImage, command, hostPathDir)
 }
 
 // VolumesPerPod is how many volumes a PodManifest pod has.

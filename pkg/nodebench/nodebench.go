@@ -22,7 +22,9 @@ limitations under the License.
 // measures idle kubelet CPU from /proc, the volume manager's share of it
 // from a pprof profile, the loops' iterations, the volume manager's mount
 // and unmount waits from the kubelet's own log lines, the single pods'
-// deletion phase by phase, and the CPU that deleting and adding them costs.
+// deletion phase by phase, the CPU that deleting and adding them costs, and
+// the time from a container exiting on its own to its pod's volumes
+// unmounted.
 package nodebench
 
 import (
@@ -61,6 +63,12 @@ type Options struct {
 	// one at a time, Gap apart, to time unmount and mount waits.
 	Singles int
 	Gap     time.Duration
+	// ExitPods is how many pods with restartPolicy Never whose container
+	// exits on its own are added at the end, to time their volumes'
+	// unmount from the container's exit; ExitPoll is how often
+	// /proc/self/mountinfo is read meanwhile. Zero ExitPods adds none.
+	ExitPods int
+	ExitPoll time.Duration
 	// StockKubelet is upstream's kubelet, built without the series, that
 	// the Stock configuration runs.
 	StockKubelet string
@@ -166,6 +174,13 @@ type Mode struct {
 	// last TearDown and to SyncTerminatedPod enter, in seconds.
 	TerminatedToTearDown       []float64 `json:"terminatedToTearDown,omitempty"`
 	TerminatedToSyncTerminated []float64 `json:"terminatedToSyncTerminated,omitempty"`
+	// ExitUnmount times the pods with restartPolicy Never whose container
+	// exits on its own: for each, the seconds from its container's
+	// finishedAt (the runtime's) to /proc/self/mountinfo, read every
+	// ExitPollSeconds, showing no mount left under the pod's volumes
+	// directory. Results from before it have none.
+	ExitUnmount     []float64 `json:"exitUnmount,omitempty"`
+	ExitPollSeconds float64   `json:"exitPollSeconds,omitempty"`
 	// DeleteCPU and AddCPU are the CPU spent while the single pods are
 	// deleted and while they are added.
 	DeleteCPU *ChurnCPU `json:"deleteCPU,omitempty"`
@@ -435,6 +450,14 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
 		m.Triggers = metrics.ByLabel("volume_manager_loop_iterations_total", "trigger")
 		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
+	}
+	// Last: the trigger and missed-signal counts above cover the same
+	// stretch of the run as before this measurement.
+	if o.ExitPods > 0 {
+		if m.ExitUnmount, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
+			return m, err
+		}
+		m.ExitPollSeconds = o.ExitPoll.Seconds()
 	}
 	return m, nil
 }

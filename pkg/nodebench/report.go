@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -155,6 +156,9 @@ type merged struct {
 	burst, mount, unmount            []float64
 	mountE2E, unmountE2E             []float64
 	startup                          []float64
+	// exitUnmount are the exiting pods' times from container exit to
+	// volumes unmounted.
+	exitUnmount []float64
 	// phases are the deletion phases by key; terminatedToTearDown and
 	// terminatedToSync the per-pod differences.
 	phases                                 map[string][]float64
@@ -212,6 +216,7 @@ func merge(modes []Mode) merged {
 		m.unmount = append(m.unmount, mode.Unmount...)
 		m.mountE2E = append(m.mountE2E, mode.MountEndToEnd...)
 		m.unmountE2E = append(m.unmountE2E, mode.UnmountEndToEnd...)
+		m.exitUnmount = append(m.exitUnmount, mode.ExitUnmount...)
 		m.startup = append(m.startup, mode.StartupSeconds)
 	}
 	return m
@@ -350,18 +355,21 @@ func figures(r Result) []figure {
 	for _, s := range []struct {
 		name string
 		of   func(m merged) []float64
+		// optional: see figure.optional.
+		optional bool
 	}{
-		{fmt.Sprintf("volume-ready wait, single pods %gs apart", gap), func(m merged) []float64 { return m.mount }},
-		{fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", gap), func(m merged) []float64 { return m.mountE2E }},
-		{fmt.Sprintf("unmount wait, single pods %gs apart", gap), func(m merged) []float64 { return m.unmount }},
-		{fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), func(m merged) []float64 { return m.unmountE2E }},
-		{fmt.Sprintf("volume-ready wait, %d pods at once", pods), func(m merged) []float64 { return m.burst }},
+		{fmt.Sprintf("volume-ready wait, single pods %gs apart", gap), func(m merged) []float64 { return m.mount }, false},
+		{fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", gap), func(m merged) []float64 { return m.mountE2E }, false},
+		{fmt.Sprintf("unmount wait, single pods %gs apart", gap), func(m merged) []float64 { return m.unmount }, false},
+		{fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), func(m merged) []float64 { return m.unmountE2E }, false},
+		{fmt.Sprintf("volume-ready wait, %d pods at once", pods), func(m merged) []float64 { return m.burst }, false},
+		{"container exited on its own → volumes unmounted (mountinfo)", func(m merged) []float64 { return m.exitUnmount }, true},
 	} {
 		for _, q := range []struct {
 			name string
 			q    float64
 		}{{"p50", 0.5}, {"p99", 0.99}} {
-			fs = append(fs, figure{name: fmt.Sprintf("%s %s", s.name, q.name), unit: "ms", lowerWins: true,
+			fs = append(fs, figure{name: fmt.Sprintf("%s %s", s.name, q.name), unit: "ms", lowerWins: true, optional: s.optional,
 				value: func(m merged) float64 { return 1000 * bench.Quantile(s.of(m), q.q) }})
 		}
 	}
@@ -502,6 +510,7 @@ func Markdown(r Result) string {
 	} else {
 		b.WriteString("\nOne round: no spread across rounds.")
 	}
+	b.WriteString(exitLine(r))
 	if stock {
 		b.WriteString(" stock/on and off/on divide stock's and gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
 		b.WriteString(stockAgainstOff(r, rows))
@@ -553,6 +562,24 @@ func Markdown(r Result) string {
 		}
 	}
 	return b.String()
+}
+
+// exitLine says, for results with pods whose container exits on its own,
+// what their rows time and how many pods each configuration has, all rounds
+// pooled; it is empty for results without them.
+func exitLine(r Result) string {
+	m := r.On[0]
+	if len(m.ExitUnmount) == 0 {
+		return ""
+	}
+	var names, counts []string
+	for _, c := range r.configs() {
+		names = append(names, string(c))
+		counts = append(counts, fmt.Sprint(len(merge(r.Modes(c)).exitUnmount)))
+	}
+	return fmt.Sprintf(" The container-exit rows time pods with restartPolicy Never whose one container sleeps %v to %v and exits 0, nothing deleting them: "+
+		"from the container's finishedAt (the runtime's) to /proc/self/mountinfo, read every %v, showing no mount under the pod's volumes directory; "+
+		"pods (%s): %s.", exitMin, exitMax, time.Duration(m.ExitPollSeconds*float64(time.Second)), strings.Join(names, " / "), strings.Join(counts, " / "))
 }
 
 // stockAgainstOff says on which rows stock and gate off differ by more than

@@ -52,6 +52,8 @@ func main() {
 	flag.DurationVar(&o.Profile, "profile", 60*time.Second, "the kubelet CPU profile's length")
 	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
+	flag.IntVar(&o.ExitPods, "exit-pods", 20, "pods with restartPolicy Never whose container exits on its own, 3 to 8 s after it starts; 0 adds none")
+	flag.DurationVar(&o.ExitPoll, "exit-poll", 5*time.Millisecond, "how often /proc/self/mountinfo is read while the -exit-pods' volumes are unmounted")
 	rounds := flag.Int("rounds", 1, "rounds; each runs stock, gate off and gate on, in an order that changes from round to round")
 	stock := flag.Bool("stock", true, "run upstream's kubelet (-stock-kubelet) too, as the stock configuration")
 	stockKubelet := flag.String("stock-kubelet", "", "upstream's kubelet, built without the series (hack/build-stock-kubelet.sh); empty means -out's bin/kubelet-stock")
@@ -74,6 +76,9 @@ func main() {
 		}
 		report(r, o.Dir)
 		return
+	}
+	if o.ExitPods > 0 && o.ExitPoll <= 0 {
+		fail(fmt.Errorf("-exit-poll %v: want a period above 0", o.ExitPoll))
 	}
 	var err error
 	if o.Runtime, o.PodEventsOff, err = runtime(); err != nil {
@@ -140,7 +145,11 @@ func roundOrder(round int, stock bool) []nodebench.Config {
 
 // estimate is roughly how long one mode takes.
 func estimate(o nodebench.Options) time.Duration {
-	return 90*time.Second + o.Settle + time.Duration(o.Windows)*o.Window + o.Profile + time.Duration(2*o.Singles)*o.Gap
+	exits := time.Duration(0)
+	if o.ExitPods > 0 {
+		exits = 20 * time.Second
+	}
+	return 90*time.Second + o.Settle + time.Duration(o.Windows)*o.Window + o.Profile + time.Duration(2*o.Singles)*o.Gap + exits
 }
 
 func report(r nodebench.Result, dir string) {
