@@ -101,6 +101,15 @@ func init() {
 			want: []Metric{{Name: "events_total", Type: "counter", Labels: []string{"type"}}},
 		},
 		{
+			name: "a subsystem constant from another file, as pkg/kubelet/metrics's KubeletSubsystem",
+			files: []SourceFile{
+				{"m/metrics.go", []byte("package m\nconst KubeletSubsystem = \"kubelet\"\n")},
+				{"m/stream.go", []byte("package m\nimport \"k8s.io/component-base/metrics\"\nvar C = metrics.NewGauge(&metrics.GaugeOpts{Subsystem: KubeletSubsystem, Name: \"container_event_stream_connected\"})\n")},
+			},
+			from: func(p string) bool { return p == "m/stream.go" },
+			want: []Metric{{Name: "kubelet_container_event_stream_connected", Type: "gauge"}},
+		},
+		{
 			name: "only the files from accepts",
 			files: []SourceFile{
 				{"m/upstream.go", []byte("package m\nimport \"k8s.io/component-base/metrics\"\nvar U = metrics.NewGauge(&metrics.GaugeOpts{Name: \"upstream\"})\n")},

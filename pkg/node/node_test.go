@@ -85,9 +85,13 @@ func TestMetrics(t *testing.T) {
 volume_manager_loop_iterations_total{loop="reconciler",trigger="timer"} 10
 volume_manager_loop_iterations_total{loop="reconciler",trigger="runtime"} 2
 volume_manager_loop_iterations_total{loop="desired_state_of_world_populator",trigger="timer"} 5
-# HELP volume_manager_runtime_event_stream_connected x
-# TYPE volume_manager_runtime_event_stream_connected gauge
-volume_manager_runtime_event_stream_connected 1
+# HELP kubelet_container_event_stream_connected x
+# TYPE kubelet_container_event_stream_connected gauge
+kubelet_container_event_stream_connected 1
+# HELP kubelet_container_event_stream_failures_total x
+# TYPE kubelet_container_event_stream_failures_total counter
+kubelet_container_event_stream_failures_total{reason="unavailable"} 3
+kubelet_container_event_stream_failures_total{reason="closed"} 1
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,9 @@ volume_manager_runtime_event_stream_connected 1
 		{"volume_manager_loop_iterations_total", []string{"loop", "reconciler"}, 12},
 		{"volume_manager_loop_iterations_total", []string{"loop", "reconciler", "trigger", "runtime"}, 2},
 		{"volume_manager_loop_iterations_total", []string{"loop", "nope"}, 0},
-		{"volume_manager_runtime_event_stream_connected", nil, 1},
+		{"kubelet_container_event_stream_connected", nil, 1},
+		{"kubelet_container_event_stream_failures_total", nil, 4},
+		{"kubelet_container_event_stream_failures_total", []string{"reason", "closed"}, 1},
 		{"absent", nil, 0},
 	}
 	for _, tc := range tests {
@@ -112,7 +118,10 @@ volume_manager_runtime_event_stream_connected 1
 	if got := m.ByLabel("volume_manager_loop_iterations_total", "trigger"); got["timer"] != 15 || got["runtime"] != 2 {
 		t.Errorf("ByLabel(trigger) = %v", got)
 	}
-	if !m.Has("volume_manager_runtime_event_stream_connected") || m.Has("absent") {
+	if got := m.ByLabel("kubelet_container_event_stream_failures_total", "reason"); got["unavailable"] != 3 || got["closed"] != 1 {
+		t.Errorf("ByLabel(reason) = %v", got)
+	}
+	if !m.Has("kubelet_container_event_stream_connected") || m.Has("absent") {
 		t.Error("Has is wrong")
 	}
 }

@@ -306,6 +306,9 @@ func checkMode(t *testing.T, n *node.Node, gate bool) {
 		if m.Has("volume_manager_loop_iterations_total") {
 			t.Errorf("gate off: the evented loops' metrics are registered (%v iterations)", m.Sum("volume_manager_loop_iterations_total"))
 		}
+		if m.Has(streamConnected) {
+			t.Errorf("gate off: the kubelet's CRI container event stream's metrics are registered (%s %v)", streamConnected, m.Sum(streamConnected))
+		}
 		return
 	}
 	eventually(t, 30*time.Second, "gate on: the evented loops iterate", func() (bool, error) {
@@ -313,7 +316,7 @@ func checkMode(t *testing.T, n *node.Node, gate bool) {
 	})
 	if n.StreamsEvents() {
 		eventually(t, 30*time.Second, "gate on: the runtime event stream is connected", func() (bool, error) {
-			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+			return metrics(t, n).Sum(streamConnected) == 1, nil
 		})
 	}
 	m = metrics(t, n)

@@ -233,7 +233,6 @@ func TestNodeSmoke(t *testing.T) {
 		t.Errorf("no loop iteration was woken by an event: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
 	}
 	t.Logf("loop iterations by trigger: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
-	t.Logf("runtime events by type: %v", m.ByLabel("volume_manager_runtime_events_total", "type"))
 
 	removePod(t, n, "smoke", uid)
 	// The pod worker's WaitForUnmount and the housekeeping that removes the
@@ -253,15 +252,27 @@ func TestNodeSmoke(t *testing.T) {
 // does not stream container events.
 const unsupportedLine = "the container runtime does not stream container events"
 
-// waitForStream waits until the volume manager's runtime event stream is
-// connected. On a runtime without events it checks instead that the volume
-// manager said so once, counts no connection, and does not retry in a busy
-// loop.
+// streamOpenedLine is what the kubelet logs (at --v=2; the harness runs it at
+// node.DefaultVerbosity) every time its CRI container event stream opens, at
+// start and after every reconnect. The series has no counter of
+// connections: these lines are the count.
+const streamOpenedLine = "CRI container event stream opened"
+
+// The metrics of the kubelet's CRI container event stream.
+const (
+	streamConnected = "kubelet_container_event_stream_connected"
+	streamFailures  = "kubelet_container_event_stream_failures_total"
+)
+
+// waitForStream waits until the kubelet's CRI container event stream is
+// connected. On a runtime without events it checks instead that the
+// kubelet said so once, never opened the stream, and does not retry in a
+// busy loop.
 func waitForStream(t *testing.T, n *node.Node) {
 	t.Helper()
 	if n.StreamsEvents() {
 		eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
-			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 1, nil
+			return metrics(t, n).Sum(streamConnected) == 1, nil
 		})
 		return
 	}
@@ -272,9 +283,10 @@ func waitForStream(t *testing.T, n *node.Node) {
 	checkTimerOnly(t, n, time.Time{})
 }
 
-// checkTimerOnly checks a node whose runtime streams no events: the volume
-// manager logged it once, never counted a connection, and retried the
-// stream no more often than every DefaultReconnectCap (30 s) since since.
+// checkTimerOnly checks a node whose runtime streams no events: the kubelet
+// logged it once, never opened the stream (no "opened" line, connected 0),
+// and retried the stream no more often than every DefaultReconnectCap (30 s)
+// since since.
 func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	t.Helper()
 	lines, err := n.KubeletLogLines(unsupportedLine)
@@ -284,20 +296,24 @@ func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	if len(lines) != 1 {
 		t.Errorf("the kubelet logged %q %d times, want once:\n%s", unsupportedLine, len(lines), strings.Join(lines, "\n"))
 	}
-	m := metrics(t, n)
-	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got != 0 {
-		t.Errorf("%v stream connections counted on a runtime without events, want 0", got)
+	opened, err := n.KubeletLogLines(streamOpenedLine)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := m.Sum("volume_manager_runtime_event_stream_connected"); got != 0 {
+	if len(opened) != 0 {
+		t.Errorf("the kubelet logged %q %d times on a runtime without events, want never:\n%s", streamOpenedLine, len(opened), strings.Join(opened, "\n"))
+	}
+	m := metrics(t, n)
+	if got := m.Sum(streamConnected); got != 0 {
 		t.Errorf("the stream is reported connected on a runtime without events")
 	}
 	if !since.IsZero() {
-		attempts := m.Sum("volume_manager_runtime_event_stream_failures_total")
+		attempts := m.Sum(streamFailures)
 		if limit := time.Since(since).Seconds()/30 + 3; attempts > limit {
 			t.Errorf("%v stream attempts in %v, more than %v: a busy loop", attempts, time.Since(since).Round(time.Second), limit)
 		}
 		t.Logf("stream attempts %v in %v, failures by reason %v", attempts, time.Since(since).Round(time.Second),
-			m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"))
+			m.ByLabel(streamFailures, "reason"))
 	}
 }
 
@@ -312,11 +328,11 @@ const eventedPLEGMaxStreamRetries = 5
 // the kubelet's CRI client has reconnected (within its 3 s backoff cap), and
 // the pod gets its volumes within the fallback period's cap.
 // EventedPLEG sees the stream's breaks as it would see its own stream's, and
-// gives up after its retries as upstream's does; afterwards a stopped
-// container still requests the fast relist, through the stream. On a runtime
-// without events
-// the pods still get their volumes within the cap, no connection is ever
-// counted and the stream is retried at its slow period only.
+// gives up after its retries as upstream's does; afterwards a container that
+// exits on its own and makes its pod terminal still gets the pod relisted
+// at once, through the stream. On a runtime without events the pods still
+// get their volumes within the cap, the stream never opens and it is retried
+// at its slow period only.
 func TestRuntimeRestarts(t *testing.T) {
 	require(t, false)
 	started := time.Now()
@@ -346,12 +362,14 @@ func TestRuntimeRestarts(t *testing.T) {
 	for i := 1; i <= restarts; i++ {
 		cycle := time.Now()
 		spacing := 6*time.Second + time.Duration(rng.Int64N(int64(3*time.Second)))
-		connections := metrics(t, n).Sum("volume_manager_runtime_event_stream_connections_total")
+		// A reconnect shows as the stream's failures rising and connected
+		// going from 0 back to 1: there is no counter of connections.
+		failures := metrics(t, n).Sum(streamFailures)
 		if err := n.KillRuntime(); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, "the kubelet sees the event stream drop", func() (bool, error) {
-			return metrics(t, n).Sum("volume_manager_runtime_event_stream_connected") == 0, nil
+			return metrics(t, n).Sum(streamConnected) == 0, nil
 		})
 		name := fmt.Sprintf("outage-%d", i)
 		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
@@ -366,8 +384,7 @@ func TestRuntimeRestarts(t *testing.T) {
 		var back time.Duration
 		for streams {
 			m := metrics(t, n)
-			if m.Sum("volume_manager_runtime_event_stream_connected") == 1 &&
-				m.Sum("volume_manager_runtime_event_stream_connections_total") > connections {
+			if m.Sum(streamConnected) == 1 && m.Sum(streamFailures) > failures {
 				back = time.Since(answered)
 				break
 			}
@@ -415,12 +432,22 @@ func TestRuntimeRestarts(t *testing.T) {
 	t.Logf("stream back after the runtime answered: min %v, median %v, max %v", backs[0], backs[len(backs)/2], backs[len(backs)-1])
 
 	m := metrics(t, n)
-	t.Logf("stream connections %v, failures by reason %v; EventedPLEG connections %v, errors %v",
-		m.Sum("volume_manager_runtime_event_stream_connections_total"),
-		m.ByLabel("volume_manager_runtime_event_stream_failures_total", "reason"),
+	opened, err := n.KubeletLogLines(streamOpenedLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stream opened %d times, connected %v, failures by reason %v; EventedPLEG connections %v, errors %v",
+		len(opened), m.Sum(streamConnected), m.ByLabel(streamFailures, "reason"),
 		m.Sum("kubelet_evented_pleg_connection_success_count"), m.Sum("kubelet_evented_pleg_connection_error_count"))
-	if got := m.Sum("volume_manager_runtime_event_stream_connections_total"); got < float64(restarts+1) {
-		t.Errorf("%v stream connections, want at least %d", got, restarts+1)
+	if got := m.Sum(streamConnected); got != 1 {
+		t.Errorf("%s is %v after the last restart, want 1", streamConnected, got)
+	}
+	// Every kill broke an open stream: each counts at least one failure.
+	if got := m.Sum(streamFailures); got < float64(restarts) {
+		t.Errorf("%v stream failures, want at least %d: one per runtime restart", got, restarts)
+	}
+	if len(opened) < restarts+1 {
+		t.Errorf("the kubelet logged %q %d times, want at least %d: the first stream and one per runtime restart", streamOpenedLine, len(opened), restarts+1)
 	}
 	// EventedPLEG shares the stream with the runtime service's contract: it
 	// is told of the first connection, sees the outages' failed streams as
@@ -428,23 +455,58 @@ func TestRuntimeRestarts(t *testing.T) {
 	if got := m.Sum("kubelet_evented_pleg_connection_success_count"); got < 1 {
 		t.Errorf("EventedPLEG was told of %v connections, want at least 1", got)
 	}
-	if got := m.Sum("kubelet_evented_pleg_connection_error_count"); got < 1 || got > eventedPLEGMaxStreamRetries {
-		t.Errorf("EventedPLEG counted %v stream errors, want 1 to %d: every failed stream until it gives up", got, eventedPLEGMaxStreamRetries)
+	plegErrors := m.Sum("kubelet_evented_pleg_connection_error_count")
+	if plegErrors < 1 || plegErrors > eventedPLEGMaxStreamRetries {
+		t.Errorf("EventedPLEG counted %v stream errors, want 1 to %d: every failed stream until it gives up", plegErrors, eventedPLEGMaxStreamRetries)
 	}
 
-	// A container that stops after all that still reaches the volume
-	// manager, and its pod is relisted: by the stream once EventedPLEG gave
-	// up.
-	stopped := m.Sum("volume_manager_runtime_events_total", "type", "stopped")
-	podRelists := m.Sum("kubelet_pleg_pod_relist_duration_seconds")
-	if _, err := n.Crictl(t.Context(), "stop", "--timeout", "0", survivorCID); err != nil {
+	// A container that exits on its own after all that, and thereby makes
+	// its pod terminal (restartPolicy Never), still gets its pod relisted
+	// at once through the stream: by EventedPLEG while it takes part in the
+	// stream, by the kubelet once EventedPLEG gave up. Both log the request
+	// at --v=4 with the pod's UID.
+	if err := n.SetVerbosity(t.Context(), 4); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the stopped container's event and relist", func() (bool, error) {
-		m := metrics(t, n)
-		return m.Sum("volume_manager_runtime_events_total", "type", "stopped") > stopped &&
-			m.Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
+	podRelists := m.Sum("kubelet_pleg_pod_relist_duration_seconds")
+	const exits = "exits"
+	if err := n.AddPod(exits, node.ExitingPodManifest(exits, n.HostPathDir(), 3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	exitsName := n.PodName(exits)
+	var uid string
+	eventually(t, 2*time.Minute, exitsName+" is known to the kubelet", func() (bool, error) {
+		var err error
+		uid, err = n.PodUID(t.Context(), exitsName)
+		return uid != "", err
 	})
+	const (
+		kubeletRelistLine = "Requested the relist of a pod whose containers all exited for good"
+		plegRelistLine    = "Evented PLEG: requested pod relist after container termination"
+	)
+	gaveUp := plegErrors >= eventedPLEGMaxStreamRetries
+	eventually(t, 2*time.Minute, exitsName+"'s exit requests its relist through the stream", func() (bool, error) {
+		byKubelet, err := n.KubeletLogLines(kubeletRelistLine)
+		if err != nil {
+			return false, err
+		}
+		byPLEG, err := n.KubeletLogLines(plegRelistLine)
+		if err != nil {
+			return false, err
+		}
+		requested := hasUID(byKubelet, uid) || !gaveUp && hasUID(byPLEG, uid)
+		return requested && metrics(t, n).Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
+	})
+}
+
+// hasUID reports whether one of the klog lines names the pod UID uid.
+func hasUID(lines []string, uid string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, `podUID="`+uid+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // addPodRunning waits until an already added pod's container runs.
@@ -595,8 +657,8 @@ func TestChurnFlood(t *testing.T) {
 		t.Errorf("still mounted under the kubelet's pods: %v", ms)
 	}
 	m := metrics(t, n)
-	t.Logf("volume manager: runtime events by type %v, missed signals %v", m.ByLabel("volume_manager_runtime_events_total", "type"),
-		m.ByLabel("volume_manager_loop_missed_signals_total", "loop"))
+	t.Logf("volume manager: missed signals %v; event stream connected %v, failures by reason %v",
+		m.ByLabel("volume_manager_loop_missed_signals_total", "loop"), m.Sum(streamConnected), m.ByLabel(streamFailures, "reason"))
 	if n.Runtime() == node.CRIO && n.StreamsEvents() {
 		rm, err := n.RuntimeMetrics(t.Context())
 		if err != nil {
