@@ -250,7 +250,7 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 		Gate:         c.Gate(),
 		Runtime:      o.Runtime,
 		PodEventsOff: o.PodEventsOff,
-		MaxPods:      max(o.Pods, node.DefaultMaxPods),
+		MaxPods:      max(o.Pods+o.ExitPods, node.DefaultMaxPods),
 		Logf:         logf,
 	}
 	kubelet := node.KubeletBinary(o.Out)
