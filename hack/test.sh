@@ -155,13 +155,8 @@ fi
 
 # The series' benchmarks, briefly: they must run, and their numbers are
 # printed. Performance claims come from make bench, not from here.
-step "benchmarks of the wakeup package and of the CRI event stream (brief)"
+step "benchmarks of the wakeup package (brief)"
 (cd "${TREE}" && go test -run '^$' -bench . -benchtime 200ms -count 1 ./pkg/kubelet/volumemanager/wakeup/)
-(cd "${TREE}" && go test -run '^$' -bench '^(BenchmarkHandleEvent|BenchmarkEventDrain)$' -benchtime 200ms -count 1 ./pkg/kubelet/pleg/)
-step_done
-
-step "fuzzing the CRI event stream's event handling (${FUZZTIME:-10s})"
-(cd "${TREE}" && go test -run '^$' -fuzz '^FuzzHandleEvent$' -fuzztime "${FUZZTIME:-10s}" ./pkg/kubelet/pleg/)
 step_done
 
 printf 'make test passed in %ss\n' "$(( $(date +%s) - total_start ))"
