@@ -74,18 +74,18 @@ KNOWN_PRISTINE_FAILURES_TOP='TestWaitForAllPodsUnmount'
 KNOWN_PRISTINE_FAILURES_SUB='concurrent_unmount_-_many_pods_\(20\)'
 
 # The volume manager packages' tests include upstream's own tests re-run with
-# the gate on (TestUpstreamTestsWithEventedVolumeManager), so one run covers
+# the gate on (TestVolumeManagerTestsWithGateOn), so one run covers
 # both gate values.
 step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on)"
 echo "    ${race_pkgs}" | tr '\n' ' '; echo
 if [ -n "${race_pkgs}" ]; then
   (cd "${TREE}" && go test -race -count=1 -timeout 30m \
-    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestUpstreamTestsWithEventedVolumeManager\$" ${race_pkgs})
+    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestVolumeManagerTestsWithGateOn\$" ${race_pkgs})
   (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
     -run "^${KNOWN_PRISTINE_FAILURES_TOP}\$" -skip "${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
   (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
-    -run '^TestUpstreamTestsWithEventedVolumeManager$' \
-    -skip "TestUpstreamTestsWithEventedVolumeManager/${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
+    -run '^TestVolumeManagerTestsWithGateOn$' \
+    -skip "TestVolumeManagerTestsWithGateOn/${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
 fi
 step_done
 
@@ -120,7 +120,7 @@ run_known() {
 }
 run_known pristine "${pristine}" "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
 run_known off "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
-run_known on "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^TestUpstreamTestsWithEventedVolumeManager/${sub}" &
+run_known on "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^TestVolumeManagerTestsWithGateOn/${sub}" &
 wait
 p=$(cat "${OUT}/known${VERSION_SUFFIX}-pristine.verdict"); off=$(cat "${OUT}/known${VERSION_SUFFIX}-off.verdict"); on=$(cat "${OUT}/known${VERSION_SUFFIX}-on.verdict")
 echo "    ${sub}:"

@@ -284,9 +284,10 @@ func waitForStream(t *testing.T, n *node.Node) {
 }
 
 // checkTimerOnly checks a node whose runtime streams no events: the kubelet
-// logged it once, never opened the stream (no "opened" line, connected 0),
-// and retried the stream no more often than every DefaultReconnectCap (30 s)
-// since since.
+// logged it once, the stream is not connected, and it was retried no more
+// often than every 30 s since since. (A runtime that accepts the stream and
+// closes it at once, as CRI-O with pod events off does, is logged as
+// opening it each time.)
 func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	t.Helper()
 	lines, err := n.KubeletLogLines(unsupportedLine)
@@ -295,13 +296,6 @@ func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	}
 	if len(lines) != 1 {
 		t.Errorf("the kubelet logged %q %d times, want once:\n%s", unsupportedLine, len(lines), strings.Join(lines, "\n"))
-	}
-	opened, err := n.KubeletLogLines(streamOpenedLine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(opened) != 0 {
-		t.Errorf("the kubelet logged %q %d times on a runtime without events, want never:\n%s", streamOpenedLine, len(opened), strings.Join(opened, "\n"))
 	}
 	m := metrics(t, n)
 	if got := m.Sum(streamConnected); got != 0 {
@@ -317,26 +311,18 @@ func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	}
 }
 
-// eventedPLEGMaxStreamRetries is the kubelet's eventedPlegMaxStreamRetries:
-// EventedPLEG gives up after that many failed streams.
-const eventedPLEGMaxStreamRetries = 5
-
 // TestRuntimeRestarts SIGKILLs the container runtime ten times (five for
-// CRI-O), 6 to 9 s apart, with EventedPLEG and EventedVolumeManager both on,
-// so that one CRI event stream serves both. Each time a pod is added during
-// the outage; when the runtime answers again the stream is back as soon as
-// the kubelet's CRI client has reconnected (within its 3 s backoff cap), and
-// the pod gets its volumes within the fallback period's cap.
-// EventedPLEG sees the stream's breaks as it would see its own stream's, and
-// gives up after its retries as upstream's does; afterwards a container that
-// exits on its own and makes its pod terminal still gets the pod relisted
-// at once, through the stream. On a runtime without events the pods still
-// get their volumes within the cap, the stream never opens and it is retried
-// at its slow period only.
+// CRI-O), 6 to 9 s apart, with EventedVolumeManager on. Each time a pod is
+// added during the outage; when the runtime answers again the kubelet's CRI
+// event stream is back within its reconnect backoff, and the pod gets its
+// volumes within the fallback period's cap. Afterwards a container that
+// exits on its own and makes its pod terminal gets its pod relisted at once,
+// through the stream. On a runtime without events the pods still get their
+// volumes within the cap, and the stream is retried at its slow period only.
 func TestRuntimeRestarts(t *testing.T) {
 	require(t, false)
 	started := time.Now()
-	n := startNode(t, func(o *node.Options) { o.EventedPLEG = true })
+	n := startNode(t)
 	survivor, survivorCID := addPod(t, n, "survivor", nil)
 	waitForStream(t, n)
 	streams := n.StreamsEvents()
@@ -347,15 +333,13 @@ func TestRuntimeRestarts(t *testing.T) {
 	}
 	const (
 		fallbackCap = time.Second
-		// The stream reopens as soon as the kubelet's CRI client has its
-		// connection back, and that client reconnects on gRPC's backoff,
-		// 100 ms growing to 3 s (cri-client's baseBackoffDelay and
-		// maxBackoffDelay): after a 2 to 3 s outage its next attempt can
-		// come more than a second after the runtime answers. gRPC adds
-		// its 20% jitter after the cap (3.6 s), and the stream then takes
-		// up to a probe interval (100 ms) and its confirmation window
-		// (100 ms): 3.8 s, and 4 s with slack. The distribution is logged.
-		backWithin = 4 * time.Second
+		// The stream retries on its backoff, 100 ms doubling with 20%
+		// jitter: over a 2 to 3 s outage its attempts come about 0.1, 0.3,
+		// 0.7, 1.5 and 3.1 s after the kill, so the one after the runtime
+		// answers can come up to 3.8 s later; the kubelet's CRI client
+		// reconnects on gRPC's backoff, up to 3.6 s. 6 s with slack. The
+		// distribution is logged.
+		backWithin = 6 * time.Second
 	)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var backs []time.Duration
@@ -436,9 +420,8 @@ func TestRuntimeRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stream opened %d times, connected %v, failures by reason %v; EventedPLEG connections %v, errors %v",
-		len(opened), m.Sum(streamConnected), m.ByLabel(streamFailures, "reason"),
-		m.Sum("kubelet_evented_pleg_connection_success_count"), m.Sum("kubelet_evented_pleg_connection_error_count"))
+	t.Logf("stream opened %d times, connected %v, failures by reason %v",
+		len(opened), m.Sum(streamConnected), m.ByLabel(streamFailures, "reason"))
 	if got := m.Sum(streamConnected); got != 1 {
 		t.Errorf("%s is %v after the last restart, want 1", streamConnected, got)
 	}
@@ -449,22 +432,11 @@ func TestRuntimeRestarts(t *testing.T) {
 	if len(opened) < restarts+1 {
 		t.Errorf("the kubelet logged %q %d times, want at least %d: the first stream and one per runtime restart", streamOpenedLine, len(opened), restarts+1)
 	}
-	// EventedPLEG shares the stream with the runtime service's contract: it
-	// is told of the first connection, sees the outages' failed streams as
-	// errors, and gives up after its retries, as it does on its own stream.
-	if got := m.Sum("kubelet_evented_pleg_connection_success_count"); got < 1 {
-		t.Errorf("EventedPLEG was told of %v connections, want at least 1", got)
-	}
-	plegErrors := m.Sum("kubelet_evented_pleg_connection_error_count")
-	if plegErrors < 1 || plegErrors > eventedPLEGMaxStreamRetries {
-		t.Errorf("EventedPLEG counted %v stream errors, want 1 to %d: every failed stream until it gives up", plegErrors, eventedPLEGMaxStreamRetries)
-	}
 
 	// A container that exits on its own after all that, and thereby makes
-	// its pod terminal (restartPolicy Never), still gets its pod relisted
-	// at once through the stream: by EventedPLEG while it takes part in the
-	// stream, by the kubelet once EventedPLEG gave up. Both log the request
-	// at --v=4 with the pod's UID.
+	// its pod terminal (restartPolicy Never), gets its pod relisted at once
+	// through the stream. The kubelet logs the request at --v=4 with the
+	// pod's UID.
 	if err := n.SetVerbosity(t.Context(), 4); err != nil {
 		t.Fatal(err)
 	}
@@ -480,22 +452,13 @@ func TestRuntimeRestarts(t *testing.T) {
 		uid, err = n.PodUID(t.Context(), exitsName)
 		return uid != "", err
 	})
-	const (
-		kubeletRelistLine = "Requested the relist of a pod whose containers all exited for good"
-		plegRelistLine    = "Evented PLEG: requested pod relist after container termination"
-	)
-	gaveUp := plegErrors >= eventedPLEGMaxStreamRetries
+	const kubeletRelistLine = "Requested the relist of a pod whose containers all exited for good"
 	eventually(t, 2*time.Minute, exitsName+"'s exit requests its relist through the stream", func() (bool, error) {
 		byKubelet, err := n.KubeletLogLines(kubeletRelistLine)
 		if err != nil {
 			return false, err
 		}
-		byPLEG, err := n.KubeletLogLines(plegRelistLine)
-		if err != nil {
-			return false, err
-		}
-		requested := hasUID(byKubelet, uid) || !gaveUp && hasUID(byPLEG, uid)
-		return requested && metrics(t, n).Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
+		return hasUID(byKubelet, uid) && metrics(t, n).Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
 	})
 }
 
