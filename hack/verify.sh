@@ -17,10 +17,13 @@
 #   7. no commit of the series adds a line that a later commit deletes or
 #      changes (git blame of every line the series deletes);
 #   8. every commit of the series builds the kubelet and passes go vet on the
-#      packages it changes (VERIFY_EACH_COMMIT=0 skips it).
+#      packages it changes (VERIFY_EACH_COMMIT=0 skips it);
+#   9. the top commit of each pull request of the stack (PR_TOPS, PR.md)
+#      passes the tests of the packages its PR changes (VERIFY_EACH_PR=0
+#      skips it).
 # It also reports, without failing on them, the lines of the series' own
 # files (target 2000 besides tests) and the exported identifiers it adds.
-# Checks 6, 7 and 8 run to the end and fail verify after reporting everything.
+# Checks 6 to 9 run to the end and fail verify after reporting everything.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -188,6 +191,40 @@ else
     commits (or move the code they need before them), then make export.") ;;
     *) die "the per-commit build could not run (see above); VERIFY_EACH_COMMIT=0 skips it." ;;
   esac
+  step_done
+fi
+
+# The stack of pull requests PR.md describes: the number of the last patch of
+# each PR, in merge order. Each PR's top commit must pass the tests of the
+# packages its PR changes; the last PR's is HEAD, which make test covers.
+PR_TOPS=(3 5 7 9)
+if [ "${VERIFY_EACH_PR:-1}" = 0 ]; then
+  step "each PR's top commit passes its packages' tests"
+  echo "    SKIPPED: VERIFY_EACH_PR=0"
+  step_done
+else
+  step "each PR's top commit passes the tests of the packages its PR changes (about 8 minutes; VERIFY_EACH_PR=0 skips)"
+  mapfile -t commits < <(tree_git rev-list --reverse "${KUBE_VERSION}..${head}")
+  [ "${#commits[@]}" = "${PR_TOPS[-1]}" ] ||
+    die "the series has ${#commits[@]} commits, but PR_TOPS in hack/verify.sh ends at ${PR_TOPS[-1]}: update it and PR.md together."
+  base="${KUBE_VERSION}"
+  for i in $(seq 0 $(( ${#PR_TOPS[@]} - 2 ))); do
+    top="${commits[$(( PR_TOPS[i] - 1 ))]}"
+    pkgs=$(tree_git diff --name-only --diff-filter=ACMR "${base}..${top}" -- '*.go' | grep -v '^test/e2e' |
+      xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
+    echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")"
+    git -C "${wt}" checkout -q --detach "${top}"
+    log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
+    # shellcheck disable=SC2086 # one argument per package
+    if (cd "${wt}" && go test -count=1 ${pkgs} >"${log}" 2>&1); then
+      echo "      $(grep -c '^ok' "${log}") packages pass: $(echo ${pkgs})"
+    else
+      grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /'
+      failures+=("PR $(( i + 1 ))'s top commit does not pass the tests of the packages it changes (see above).
+    Every PR must merge on its own: fix the failing commit in ${TREE#"${ROOT}/"} with git rebase -i ${KUBE_VERSION}, then make export.")
+    fi
+    base="${top}"
+  done
   step_done
 fi
 

@@ -65,10 +65,14 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 	uids := map[string]bool{}      // the exiting pods', from the kubelet's /pods
 	seen := map[string]bool{}      // UIDs seen with a mount
 	gone := map[string]time.Time{} // when a seen UID's last mount was found gone
+	// exited holds each exited container as the runtime reported it: the
+	// kubelet may remove a terminal pod's container soon after its volumes
+	// are unmounted, so the runtime is asked while the pods exit.
+	exited := map[string]exitedContainer{}
 	deadline := time.Now().Add(exitTimeout)
 	var listed time.Time
 	for len(gone) < count {
-		if len(uids) < count && time.Since(listed) >= 200*time.Millisecond {
+		if (len(uids) < count || len(exited) < count) && time.Since(listed) >= 200*time.Millisecond {
 			listed = time.Now()
 			pods, err := n.Pods(ctx)
 			if err != nil {
@@ -78,6 +82,9 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 				if names[p.Name] {
 					uids[p.UID] = true
 				}
+			}
+			if err := inspectExits(ctx, n, exited); err != nil {
+				return nil, err
 			}
 		}
 		at := time.Now()
@@ -104,20 +111,11 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 			return nil, err
 		}
 	}
-	ids, err := n.Crictl(ctx, "ps", "--all", "--quiet", "--name", "^"+node.ExitContainer+"$")
-	if err != nil {
-		return nil, err
-	}
-	out, err := n.Crictl(ctx, append([]string{"inspect", "--output", "json"}, strings.Fields(ids)...)...)
-	if err != nil {
-		return nil, err
-	}
-	exits, err := parseInspect([]byte(out))
-	if err != nil {
+	if err := inspectExits(ctx, n, exited); err != nil {
 		return nil, err
 	}
 	var latencies []float64
-	for _, e := range exits {
+	for _, e := range exited {
 		at, ok := gone[e.podUID]
 		if !ok {
 			continue
@@ -127,13 +125,8 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 		}
 		latencies = append(latencies, at.Sub(e.finishedAt).Seconds())
 	}
-	// The kubelet may have removed a terminal pod's exited container by the
-	// time the runtime is asked: such a pod has no finishedAt and no sample.
-	if len(latencies) < count*3/4 {
-		return nil, fmt.Errorf("the runtime reports %d of %d exiting pods' containers", len(latencies), count)
-	}
 	if len(latencies) < count {
-		logf("the runtime reports %d of %d exiting pods' containers (the kubelet removed the others first)", len(latencies), count)
+		return nil, fmt.Errorf("the runtime reported %d of %d exiting pods' containers exited", len(latencies), count)
 	}
 	logf("container exited → volumes unmounted: p50 %.0f ms, p99 %.0f ms over %d pods (mountinfo every %v)",
 		1000*bench.Quantile(latencies, 0.5), 1000*bench.Quantile(latencies, 0.99), len(latencies), poll)
@@ -167,6 +160,30 @@ type exitedContainer struct {
 // parseInspect reads crictl inspect --output json: one object for one
 // container, a list of them for more. finishedAt is the CRI's, in
 // nanoseconds, as RFC 3339.
+// inspectExits adds the exit containers the runtime reports exited to
+// exited, by pod UID.
+func inspectExits(ctx context.Context, n *node.Node, exited map[string]exitedContainer) error {
+	ids, err := n.Crictl(ctx, "ps", "--all", "--quiet", "--name", "^"+node.ExitContainer+"$")
+	if err != nil || strings.TrimSpace(ids) == "" {
+		return err
+	}
+	out, err := n.Crictl(ctx, append([]string{"inspect", "--output", "json"}, strings.Fields(ids)...)...)
+	if err != nil {
+		// A container removed since ps: the next poll asks again.
+		return ctx.Err()
+	}
+	cs, err := parseInspect([]byte(out))
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.state == "CONTAINER_EXITED" {
+			exited[c.podUID] = c
+		}
+	}
+	return nil
+}
+
 func parseInspect(out []byte) ([]exitedContainer, error) {
 	type inspected struct {
 		Status struct {
