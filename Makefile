@@ -1,36 +1,18 @@
 # Evented volume manager: a patch series against Kubernetes v1.37.0.
-#
-#   make          assemble _output/kubernetes (v1.37.0 + patches/) and build _output/bin/kubelet
-#   make test     the project's tests and upstream's tests of every package the series touches
-#                 (as root also a one-pod real-node smoke test; NODE_SMOKE=0 skips it)
-#   make verify   the series applies cleanly, matches the tree, and passes gofmt, vet and gate checks
-#   make bench    side-by-side benchmark of the volume manager, gate off vs on
-#   make export   write the tree's commits (v1.37.0..HEAD) to patches/
-#   make node-deps  containerd, runc, crictl and local images for a real node
-#   make node-smoke one static pod on containerd and the patched kubelet (root)
-#   make node-test  the real-node tests: smoke, runtime restarts, kubelet restart, churn flood, gate flips (root)
-#   make node-up    a node to try the gate on by hand: 10 pods, gate off, until Ctrl-C (root;
-#                   NODE_UP_PODS, NODE_UP_GATE=true)
-#   make node-bench the real-node benchmark, 110 pods x 4 volumes (root): upstream's v1.37.0 kubelet
-#                   (stock, _output/bin/kubelet-stock) vs the series' with the gate off and on;
-#                   NODE_BENCH_SIZES="110 250 500" runs it at each size and reports the scale matrix;
-#                   NODE_BENCH_STOCK=0 skips stock
-#   make kubelet-stock  build _output/bin/kubelet-stock: upstream's kubelet from the tree's v1.37.0 tag, no series
-#   make cluster-deps  etcd, kube-apiserver, kube-controller-manager and the project's CSI driver, for a cluster node
-#   make node-bench-cluster  the benchmark on a cluster node (API server, attach/detach controller, CSI), gate off vs on (root)
-#   make node-test-cluster   the real-node tests on a cluster node: CSI attach, reconstruction, detach, configMap and token (root)
-#   make e2e-node   upstream's node e2e suite, offline: the gate's tests, "Kubelet Volume Manager" and upstream's volume conformance specs (root)
-#   make rebase-check  apply the series with git am -3 to v1.38.0-alpha.0 (REBASE_VERSION=...), report, build the kubelet
-#   make KUBE_VERSION=v1.37.2 [test|verify]  the same on another v1.37 patch release, in _output/kubernetes-v1.37.2
-#   make clean    remove _output/
+# `make help` lists every target and the variables it takes; README.md
+# describes the workflow.
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet kubelet-stock export verify test bench rebase-check node-deps node-smoke node-test node-up node-bench cluster-deps node-bench-cluster node-test-cluster e2e-node clean help
+.PHONY: all assemble kubelet kubelet-stock update-patches verify test bench rebase-check node-deps node-smoke node-test node-up node-bench cluster-deps node-bench-cluster node-test-cluster test-e2e-node clean help
 
+## Every target takes KUBE_VERSION=v1.37.N: the series on another v1.37 patch release, in _output/kubernetes-v1.37.N.
+## The real-node targets take NODE_RUNTIME=crio: CRI-O instead of containerd.
+##
+## all: the default: make kubelet
 all: kubelet
 
-## assemble: rebuild _output/kubernetes from the module proxy and apply patches/ (idempotent)
+## assemble: rebuild _output/kubernetes from the module proxy and apply patches/ (idempotent; FORCE=1 discards tree commits that are not in patches/)
 assemble:
 	@hack/assemble.sh
 
@@ -42,15 +24,15 @@ kubelet: assemble
 kubelet-stock: assemble
 	@hack/build-stock-kubelet.sh
 
-## export: write the tree's commits to patches/
-export:
-	@hack/export.sh
+## update-patches: write the tree's commits to patches/
+update-patches:
+	@hack/update-patches.sh
 
-## verify: check the series against the tree and upstream's checks
+## verify: check the series against the tree and upstream's checks, and shellcheck hack/ (VERIFY_EACH_COMMIT=0, VERIFY_EACH_PR=0 skip the slowest)
 verify: assemble
 	@hack/verify.sh
 
-## test: run the project's tests and upstream's tests of the touched packages
+## test: run the project's tests and upstream's tests of the touched packages; as root also the real-node smoke test (NODE_SMOKE=0 skips it)
 test: kubelet
 	@hack/test.sh
 
@@ -62,7 +44,7 @@ rebase-check:
 bench: assemble
 	@hack/bench.sh
 
-## node-deps: build containerd, runc, crictl (pinned) and the pause and busybox images, offline
+## node-deps: build containerd, runc, crictl (pinned) and the pause, busybox and agnhost images, offline
 node-deps: assemble
 	@hack/node-deps.sh
 
@@ -91,17 +73,18 @@ cluster-deps: assemble
 node-bench-cluster: kubelet node-deps cluster-deps
 	@hack/node-bench-cluster.sh
 
-## node-test-cluster: the real-node tests on a cluster node, gate off and on (root)
+## node-test-cluster: the real-node tests on a cluster node, gate off and on (root; EVM_TOKEN_ROTATION=false skips the token rotation's 9 minutes)
 node-test-cluster: kubelet node-deps cluster-deps
 	@EVM_NODE=cluster hack/node-test.sh
 
-## e2e-node: upstream's node e2e suite, locally and offline: the gate's tests and upstream's volume conformance specs, gate on (root)
-e2e-node: kubelet node-deps
-	@hack/e2e-node.sh
+## test-e2e-node: upstream's node e2e suite, locally and offline: the gate's specs and upstream's volume conformance specs (root; FOCUS=REGEXP, SKIP=REGEXP, PARALLELISM=3 Ginkgo processes, GATE=false)
+test-e2e-node: kubelet node-deps
+	@hack/test-e2e-node.sh
 
 ## clean: remove everything make built
 clean:
 	rm -rf _output
 
+## help: list the targets and their variables
 help:
-	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+	@sed -n 's/^##\( \|$$\)//p' $(MAKEFILE_LIST)

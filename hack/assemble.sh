@@ -35,7 +35,7 @@ apply_series() {
   if ! am_series "${dir}"; then
     git -C "${dir}" checkout -q -f -B "${TREE_BRANCH}" "${orig}"
     die "patch ${FAILED_PATCH} does not apply to ${KUBE_VERSION}; the tree was left at its previous HEAD.
-  Fix the patch (or rebase the tree and run make export), then rerun make."
+  Fix the patch (or rebase the tree and run make update-patches), then rerun make."
   fi
   step_done
 }
@@ -44,7 +44,7 @@ apply_series() {
 exported_matches() {
   local tmp rc=0
   tmp=$(mktemp -d "${OUT}/export.XXXXXX")
-  "${ROOT}/hack/export.sh" --to "${tmp}" >/dev/null
+  "${ROOT}/hack/update-patches.sh" --to "${tmp}" >/dev/null
   diff -r -q "${tmp}" "${PATCHES}" --exclude='*.md' >/dev/null 2>&1 || rc=1
   rm -rf "${tmp}"
   return "${rc}"
@@ -55,7 +55,7 @@ main() {
   if [ ! -d "${TREE}/.git" ] || ! tree_git rev-parse -q --verify "refs/tags/${KUBE_VERSION}" >/dev/null; then
     local tmp="${TREE}.tmp"
     rm -rf "${tmp}"
-    trap "rm -rf '${tmp}'" EXIT
+    trap 'rm -rf "${TREE}.tmp"' EXIT
     make_pristine "${tmp}"
     apply_series "${tmp}"
     rm -rf "${TREE}"
@@ -77,7 +77,7 @@ main() {
     [ "$(tree_git rev-parse HEAD)" = "$(cat "${STAMP_HEAD}" 2>/dev/null)" ] || clean=0
     if [ "${clean}" = 0 ] && [ "${FORCE:-0}" != 1 ]; then
       die "the series changed, but ${TREE#"${ROOT}/"} holds commits or edits that are not in patches/.
-  Keep them: commit them in the tree and run 'make export'. Discard them: rerun with FORCE=1."
+  Keep them: commit them in the tree and run 'make update-patches'. Discard them: rerun with FORCE=1."
     fi
     echo "    the series changed: rebuilding the commits from ${KUBE_VERSION}"
     step_done

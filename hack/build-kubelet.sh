@@ -6,9 +6,9 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 
-kube_ldflags
+kube_ldflags "${TREE}"
 
 step "building ${KUBELET#"${ROOT}/"} ${KUBE_BUILD_VERSION} (cold: about 7 minutes on 2 cores)"
 go_build_kubelet "${TREE}" "${KUBELET}" ||

@@ -9,7 +9,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 commit=$(tree_git rev-parse -q --verify "refs/tags/${KUBE_VERSION}^{commit}") ||
   die "${TREE#"${ROOT}/"} has no tag ${KUBE_VERSION}: run make (it assembles the tree from the tag)."
 stamp="${STOCK_KUBELET}.stamp"

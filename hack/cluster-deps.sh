@@ -5,17 +5,18 @@
 #     with the kubelet's version ldflags (the series does not touch them);
 #   etcd, the etcd server the tree's go.mod pins, built in the tree's module
 #     (go.etcd.io/etcd/server/v3/etcdmain), as the node e2e suite embeds it;
-#   evm-csi, the project's CSI driver (pkg/csidriver: identity, controller and
-#     node services with staging, and the kubelet's plugin registration).
+#   evm-csi, the project's CSI driver (cmd/csi-driver, pkg/csidriver: identity,
+#     controller and node services with staging, and the kubelet's plugin
+#     registration).
 # Reruns rebuild only what is older than the tree's HEAD commit.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 BIN="${OUT}/bin"
 mkdir -p "${BIN}"
 total_start=$(date +%s)
-kube_ldflags
+kube_ldflags "${TREE}"
 stamp="${BIN}/.cluster-deps-${KUBE_BUILD_VERSION//[^A-Za-z0-9.-]/_}"
 
 if [ -f "${stamp}" ] && [ -x "${BIN}/kube-apiserver" ] && [ -x "${BIN}/kube-controller-manager" ] && [ -x "${BIN}/etcd" ]; then
@@ -56,7 +57,7 @@ GO
 fi
 
 step "building evm-csi, the project's CSI driver"
-(cd "${ROOT}" && CGO_ENABLED=0 go build -o "${BIN}/evm-csi" ./pkg/csidriver/run) ||
-  die "pkg/csidriver does not build; see the compiler's output above."
+(cd "${ROOT}" && CGO_ENABLED=0 go build -o "${BIN}/evm-csi" ./cmd/csi-driver) ||
+  die "cmd/csi-driver does not build; see the compiler's output above."
 step_done
 echo "cluster-deps done in $(( $(date +%s) - total_start ))s"

@@ -20,9 +20,11 @@ STAGING_VERSION=${STAGING_VERSION:-v0.${KUBE_VERSION#v1.}}
 VERSION_SUFFIX=""
 [ "${KUBE_VERSION}" = "${SERIES_BASE}" ] || VERSION_SUFFIX="-${KUBE_VERSION}"
 TREE="${OUT}/kubernetes${VERSION_SUFFIX}"
+# shellcheck disable=SC2034 # read by the scripts that source lib.sh
 KUBELET="${OUT}/bin/kubelet${VERSION_SUFFIX}"
 # Upstream's kubelet of the release, built from the tree's tag without the
 # series, for node-bench's stock column.
+# shellcheck disable=SC2034 # read by the scripts that source lib.sh
 STOCK_KUBELET="${OUT}/bin/kubelet-stock${VERSION_SUFFIX}"
 # The branch in the assembled tree that carries the series.
 TREE_BRANCH=evented-volume-manager
@@ -51,6 +53,53 @@ die() {
 tree_git() {
   git -C "${TREE}" "$@"
 }
+# is_root: whether the script runs as root.
+is_root() {
+  [ "$(id -u)" = 0 ]
+}
+# require_root WHAT [HOW]: fails unless the script runs as root, saying that
+# WHAT needs root, and HOW to do without it if given.
+require_root() {
+  is_root || die "$1 needs root${2:+: $2}."
+}
+# apt_install PACKAGE[=VERSION]...: installs Debian packages, as root.
+apt_install() {
+  require_root "installing $*" "run 'apt-get install -y $*' as root, then rerun"
+  echo "    installing $*"
+  apt-get update -qq >/dev/null || die "apt-get update failed: check the network to Debian's mirrors."
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
+    die "apt-get install $* failed: 'apt-cache policy ${1%%=*}' lists the versions Debian offers."
+}
+# require_tree: fails unless make has assembled the tree.
+require_tree() {
+  [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+}
+# changed_packages RANGE [DIR]: the packages that the commits RANGE (A..B) of
+# the repository DIR (the tree by default) change: ./dir for each directory of
+# a changed Go file that still holds Go code at B, and ./dir/... for the
+# nearest directory holding Go code above any other changed file (generated
+# lists, anything under testdata).
+changed_packages() {
+  local range="$1" dir="${2:-${TREE}}" f d
+  git -C "${dir}" diff --name-only "${range}" | while IFS= read -r f; do
+    d=$(dirname "${f}")
+    case "${f}" in
+      */testdata/*) d="${f%%/testdata/*}" ;;
+      *.go)
+        if holds_go "${dir}" "${range#*..}" "${d}"; then echo "./${d}"; fi
+        continue
+        ;;
+    esac
+    while [ "${d}" != . ] && ! holds_go "${dir}" "${range#*..}" "${d}"; do
+      d=$(dirname "${d}")
+    done
+    if [ "${d}" != . ]; then echo "./${d}/..."; fi
+  done | LC_ALL=C sort -u
+}
+# holds_go REPO COMMIT DIR: whether DIR holds Go files at COMMIT.
+holds_go() {
+  git -C "$1" ls-tree --name-only "$2" "$3/" | grep '\.go$' >/dev/null
+}
 # series_files: the patches of the series, in order.
 series_files() {
   find "${PATCHES}" -maxdepth 1 -name '*.patch' | LC_ALL=C sort
@@ -65,6 +114,7 @@ am_series() {
     if ! git -C "${dir}" am -q --committer-date-is-author-date --keep-non-patch "${p}" >"${OUT}/am.log" 2>&1; then
       cat "${OUT}/am.log" >&2
       git -C "${dir}" am --abort >/dev/null 2>&1 || true
+      # shellcheck disable=SC2034 # read by the scripts that source lib.sh
       FAILED_PATCH="${p#"${ROOT}/"}"
       return 1
     fi
@@ -187,16 +237,16 @@ k8s.io/* staging modules@${STAGING_VERSION} under staging/src/k8s.io.${note}"
   step_done
 }
 
-# kube_ldflags [DIR]: sets KUBE_LDFLAGS to the version ldflags of a binary
-# built from DIR's HEAD (the assembled tree unless DIR is given, for example a
-# worktree of it), the way upstream's hack/lib/version.sh sets them, and
-# KUBE_BUILD_VERSION to the version: the release plus our suffix,
+# kube_ldflags DIR: sets KUBE_LDFLAGS to the version ldflags of a binary
+# built from DIR's HEAD (the assembled tree, or a worktree of it), the way
+# upstream's hack/lib/version.sh sets them, and KUBE_BUILD_VERSION to the
+# version: the release plus our suffix,
 # v1.37.0-evm.<commits past the tag>+<commit>[-dirty], or on the tag itself
 # the release alone, v1.37.0[-dirty], as upstream names a build of a release
 # tag. The build date is the commit's, so the same tree builds the same
 # binary.
 kube_ldflags() {
-  local dir="${1:-${TREE}}" commit count state build_date major minor pkg
+  local dir="$1" commit count state build_date major minor pkg
   commit=$(git -C "${dir}" rev-parse HEAD)
   count=$(git -C "${dir}" rev-list --count "${KUBE_VERSION}..HEAD")
   state=clean

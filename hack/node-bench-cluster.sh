@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make node-bench-cluster: the side-by-side benchmark on a cluster node
-# (pkg/nodebench, RunCluster): etcd, kube-apiserver and kube-controller-manager
+# (cmd/node-bench -cluster): etcd, kube-apiserver and kube-controller-manager
 # from make cluster-deps, the patched kubelet registered as a node, API pods
 # with their service-account token, a configMap, a secret and an emptyDir,
 # and single pods with a CSI volume that requires attach (the project's
@@ -25,6 +25,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || die "node-bench-cluster needs root (it runs containerd, runc, a control plane and a kubelet)."
 step "cluster-node benchmark, gate off and on (flags: ${NODE_BENCH_CLUSTER_FLAGS:-defaults})"
 # shellcheck disable=SC2086 # the flags are words
-(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/runcluster -out "${OUT}" -dir "${OUT}/node-bench-cluster" ${NODE_BENCH_CLUSTER_FLAGS:-}) ||
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./cmd/node-bench -cluster -out "${OUT}" -dir "${OUT}/node-bench-cluster" ${NODE_BENCH_CLUSTER_FLAGS:-}) ||
   die "node-bench-cluster failed; the nodes' logs are under _output/node-bench-cluster/work-gate-*/logs."
 step_done

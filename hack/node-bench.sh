@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make node-bench: the real-node side-by-side benchmark (pkg/nodebench). The
+# make node-bench: the real-node side-by-side benchmark (cmd/node-bench). The
 # same workload, 110 static pods x 4 volumes on containerd and runc, runs on
 # a fresh node with three kubelets in each round: stock, upstream's v1.37.0
 # kubelet built from the tree's tag without the series
@@ -29,10 +29,11 @@
 # NODE_BENCH_STOCK=0 leaves stock out: gate off and on only, as before stock
 # was measured (it passes -stock=false).
 #
-# NODE_BENCH_SIZES="110 250 500" runs the scale matrix instead: the benchmark
-# at each size (its -pods), every configuration in one run per size, each
-# into _output/node-bench/pods-N, then the scale table (scale.md) and the
-# chart of the idle volume manager CPU against pods (vm-cpu-vs-pods.png).
+# NODE_BENCH_SIZES="110 250 500" runs the scale matrix instead (it passes
+# -sizes): the benchmark at each size (its -pods), every configuration in one
+# run per size, each into _output/node-bench/pods-N, then the scale table
+# (scale.md) and the chart of the idle volume manager CPU against pods
+# (vm-cpu-vs-pods.png) of every pods-N there.
 #
 # Needs root. Each node restores the host when it stops.
 
@@ -40,7 +41,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "node-bench needs root (it runs containerd, runc and a kubelet)."
 
-# The runner's flags for stock; NODE_BENCH_FLAGS come after them and win.
+# The command's flags for stock; NODE_BENCH_FLAGS come after them and win.
 if [ "${NODE_BENCH_STOCK:-1}" = 0 ]; then
   stock_flags=(-stock=false)
   configs="gate off and on"
@@ -50,27 +51,13 @@ else
   configs="stock, gate off and gate on"
 fi
 
-if [ -z "${NODE_BENCH_SIZES:-}" ]; then
-  step "real-node benchmark, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
-  # shellcheck disable=SC2086 # the flags are words
-  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${OUT}/node-bench" "${stock_flags[@]}" ${NODE_BENCH_FLAGS:-}) ||
-    die "node-bench failed; the nodes' logs are under _output/node-bench/work-*/logs."
-  step_done
-  exit 0
+sizes_flags=()
+if [ -n "${NODE_BENCH_SIZES:-}" ]; then
+  sizes_flags=(-sizes "${NODE_BENCH_SIZES}")
+  configs="${configs} at ${NODE_BENCH_SIZES} pods"
 fi
-
-for pods in ${NODE_BENCH_SIZES}; do
-  [[ "${pods}" =~ ^[0-9]+$ ]] || die "NODE_BENCH_SIZES holds '${pods}': want pod counts, for example \"110 250 500\"."
-done
-for pods in ${NODE_BENCH_SIZES}; do
-  dir="${OUT}/node-bench/pods-${pods}"
-  step "real-node benchmark at ${pods} pods, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
-  # -pods comes last, so that it wins over one in NODE_BENCH_FLAGS.
-  # shellcheck disable=SC2086 # the flags are words
-  (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./pkg/nodebench/run -out "${OUT}" -dir "${dir}" "${stock_flags[@]}" ${NODE_BENCH_FLAGS:-} -pods "${pods}") ||
-    die "node-bench at ${pods} pods failed; the nodes' logs are under ${dir}/work-*/logs. The sizes before it are kept; rerun with the rest in NODE_BENCH_SIZES."
-  step_done
-done
-step "scale report of ${NODE_BENCH_SIZES} pods"
-(cd "${ROOT}" && go run ./pkg/nodebench/scale -dir "${OUT}/node-bench") || die "the scale report failed; the results are under _output/node-bench/pods-*."
+step "real-node benchmark, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
+# shellcheck disable=SC2086 # the flags are words
+(cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./cmd/node-bench -out "${OUT}" -dir "${OUT}/node-bench" "${stock_flags[@]}" ${NODE_BENCH_FLAGS:-} "${sizes_flags[@]}") ||
+  die "node-bench failed; the nodes' logs are under _output/node-bench/work-* (with NODE_BENCH_SIZES, pods-N/work-*)/logs."
 step_done

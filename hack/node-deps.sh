@@ -34,11 +34,7 @@ for p in libseccomp-dev busybox-static pkg-config containernetworking-plugins; d
   dpkg -s "${p}" >/dev/null 2>&1 || missing+=("${p}")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || die "installing ${missing[*]} needs root: run 'apt-get install -y ${missing[*]}' as root, then rerun."
-  echo "    installing ${missing[*]}"
-  apt-get update -qq >/dev/null || die "apt-get update failed: check the network to Debian's mirrors."
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-    die "apt-get install ${missing[*]} failed."
+  apt_install "${missing[@]}"
 else
   echo "    already installed"
 fi
@@ -99,10 +95,7 @@ if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
   if [ "$(dpkg-query -W -f '${Version}' conmon 2>/dev/null)" = "${CONMON_VERSION}" ]; then
     echo "    already installed"
   else
-    [ "$(id -u)" = 0 ] || die "installing conmon needs root: run 'apt-get install -y conmon=${CONMON_VERSION}' as root, then rerun."
-    apt-get update -qq >/dev/null || die "apt-get update failed: check the network to Debian's mirrors."
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "conmon=${CONMON_VERSION}" >/dev/null ||
-      die "apt-get install conmon=${CONMON_VERSION} failed: 'apt-cache policy conmon' lists the versions Debian offers."
+    apt_install "conmon=${CONMON_VERSION}"
   fi
   echo "    $(conmon --version | sed -n 1p)"
   step_done
@@ -131,7 +124,7 @@ if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
 fi
 
 step "agnhost from the tree's test/images/agnhost"
-[ -d "${TREE}/test/images/agnhost" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 # As upstream's image builds it (test/images/image-util.sh bin), with the
 # tree's own modules. go build leaves an up-to-date binary as it is (about a
 # second); the first build takes about 3.5 minutes on two cores.
@@ -142,11 +135,10 @@ echo "    $("${IMAGES}/agnhost" --version 2>/dev/null | sed -n 1p)"
 step_done
 
 step "images: pause from the tree's build/pause, busybox from busybox-static, agnhost on busybox"
-[ -d "${TREE}/build/pause" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
 gcc -Os -Wall -Werror -static -DVERSION="${KUBE_VERSION}-evm" -o "${IMAGES}/pause" "${TREE}/build/pause/linux/pause.c" ||
   die "compiling build/pause/linux/pause.c failed (gcc with static libc is needed)."
 strip "${IMAGES}/pause"
-(cd "${ROOT}" && go run ./pkg/nodeimage/mkimage -pause "${IMAGES}/pause" -busybox /bin/busybox \
+(cd "${ROOT}" && go run ./cmd/build-image -pause "${IMAGES}/pause" -busybox /bin/busybox \
   -agnhost "${IMAGES}/agnhost" -out "${IMAGES}")
 step_done
 

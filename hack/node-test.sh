@@ -16,12 +16,13 @@
 #                   attached (TestClusterGateFlip).
 #
 # Needs root. Each test restores the host when it stops, and checks that it
-# did: sysctls, fixed host paths, mounts, cgroups, processes.
+# did: sysctls, fixed host paths, mounts, cgroups, processes. go test's
+# output is kept in _output/node-test-<mode>.log.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 mode="${EVM_NODE:-full}"
-[ "$(id -u)" = 0 ] || die "the real-node tests need root (they run containerd, runc and a kubelet)."
+require_root "the real-node tests" "they run containerd, runc and a kubelet"
 case "${mode}" in
   full) about="gate on; about 2 minutes" ;;
   cluster) about="gate off, then on; about $([ "${EVM_TOKEN_ROTATION:-}" = false ] && echo 6 || echo 15) minutes" ;;
@@ -30,6 +31,6 @@ esac
 step "real-node tests (EVM_NODE=${mode}, ${about})"
 rc=0
 (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_NODE="${mode}" go test -count=1 -v -timeout 40m ./test/node/ 2>&1) |
-  grep -vE '^=== (RUN|PAUSE|CONT)' | sed 's/^/    /' || rc=$?
+  tee "${OUT}/node-test-${mode}.log" | grep -vE '^=== (RUN|PAUSE|CONT)' | sed 's/^/    /' || rc=$?
 [ "${rc}" = 0 ] || die "the real-node tests failed; the nodes' logs are under _output/node/<test>/logs."
 step_done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make node-up: a node to try the gate on by hand (pkg/nodeup). It starts the
+# make node-up: a node to try the gate on by hand (cmd/node-up). It starts the
 # container runtime and the patched kubelet, gate off unless NODE_UP_GATE=true,
 # with NODE_UP_PODS static pods (default 10) x 4 volumes in _output/node-up,
 # prints where the kubelet's configuration, log and PID file are and how to
@@ -13,12 +13,12 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "node-up needs root (it runs a container runtime, runc and a kubelet)."
+require_root "node-up" "it runs a container runtime, runc and a kubelet"
 step "node-up: ${NODE_UP_PODS:-10} pods x 4 volumes, EventedVolumeManager=${NODE_UP_GATE:-false} (Ctrl-C stops the node)"
-cd "${ROOT}"
-go build -o "${OUT}/bin/nodeup" ./pkg/nodeup
+cd "${ROOT}" || exit
+go build -o "${OUT}/bin/node-up" ./cmd/node-up
 rc=0
-EVM_KUBELET="${KUBELET}" "${OUT}/bin/nodeup" -out _output -pods "${NODE_UP_PODS:-10}" -gate="${NODE_UP_GATE:-false}" || rc=$?
-rm -f "${OUT}/bin/nodeup"
+EVM_KUBELET="${KUBELET}" "${OUT}/bin/node-up" -out _output -pods "${NODE_UP_PODS:-10}" -gate="${NODE_UP_GATE:-false}" || rc=$?
+rm -f "${OUT}/bin/node-up"
 [ "${rc}" = 0 ] || die "node-up failed; the node's logs are under _output/node-up/logs."
 step_done

@@ -66,10 +66,9 @@ step_done
 built="not built: ${conflicts} patch(es) conflict"
 if [ "${conflicts}" = 0 ]; then
   step "building the kubelet on ${KUBE_VERSION} and vetting the packages the series changes"
-  pkgs=$(git -C "${dir}" diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go' |
-    xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
+  mapfile -t pkgs < <(changed_packages "${KUBE_VERSION}..HEAD" "${dir}")
   if (cd "${dir}" && CGO_ENABLED=0 go build -trimpath -o "${OUT}/bin/kubelet-rebase-${KUBE_VERSION}" ./cmd/kubelet) &&
-    (cd "${dir}" && go vet ${pkgs}); then
+    (cd "${dir}" && go vet "${pkgs[@]}"); then
     built="built (\`$("${OUT}/bin/kubelet-rebase-${KUBE_VERSION}" --version)\`), and \`go vet\` passes on the changed packages"
   else
     built="does not build or vet: see the output above"

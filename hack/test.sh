@@ -5,39 +5,18 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 [ -x "${KUBELET}" ] || die "${KUBELET#"${ROOT}/"} does not exist: run make first."
 total_start=$(date +%s)
 
 # As root, make test also starts a real node for a smoke test: say so first,
 # and how to skip it.
-if [ "$(id -u)" = 0 ] && [ "${NODE_SMOKE:-1}" != 0 ]; then
+if is_root && [ "${NODE_SMOKE:-1}" != 0 ]; then
   echo "note: as root, make test also starts a real node under _output/node: containerd and the patched kubelet"
   echo "      with one static pod, for about 10 s, and restores the host afterwards. It first builds containerd, runc,"
   echo "      crictl and the images if they are missing (make node-deps, a few minutes cold)."
   echo "      NODE_SMOKE=0 make test skips the node."
 fi
-
-# touched_packages: the in-tree packages the series touches: the directory of
-# every changed Go file, and for other changed files (generated lists, test
-# data) every package under the nearest directory that holds Go code.
-touched_packages() {
-  local f d
-  tree_git diff --name-only "${KUBE_VERSION}..HEAD" | while IFS= read -r f; do
-    d=$(dirname "${f}")
-    case "${f}" in
-      *.go)
-        [ -d "${TREE}/${d}" ] && echo "./${d}"
-        ;;
-      *)
-        while [ "${d}" != "." ] && ! compgen -G "${TREE}/${d}/*.go" >/dev/null; do
-          d=$(dirname "${d}")
-        done
-        [ "${d}" != "." ] && echo "./${d}/..."
-        ;;
-    esac
-  done | LC_ALL=C sort -u
-}
 
 step "root module: go vet and go test ./... (drives ${KUBELET#"${ROOT}/"})"
 (cd "${ROOT}" && go vet ./...)
@@ -46,7 +25,9 @@ step_done
 
 # A short real-node smoke test: containerd, runc and the patched kubelet with
 # the gate on, one static pod with emptyDir, hostPath and downwardAPI volumes.
-if [ "$(id -u)" != 0 ]; then
+# As root it must pass: node-test.sh keeps go test's output, and a
+# TestNodeSmoke that skipped (or never ran) fails make test.
+if ! is_root; then
   step "real-node smoke test"
   echo "    SKIPPED: it needs root to run containerd, runc and a kubelet; run make test as root, or make node-test."
   step_done
@@ -57,14 +38,19 @@ elif [ "${NODE_SMOKE:-1}" = 0 ]; then
 else
   "${ROOT}/hack/node-deps.sh"
   EVM_NODE=smoke "${ROOT}/hack/node-test.sh"
+  if ! grep -q '^--- PASS: TestNodeSmoke ' "${OUT}/node-test-smoke.log"; then
+    sed -n '/^=== RUN   TestNodeSmoke$/,/^--- [A-Z]*: TestNodeSmoke /p' "${OUT}/node-test-smoke.log" >&2
+    die "as root, make test runs the real-node smoke test, but TestNodeSmoke did not pass: it skipped or did not run
+  (its output, if it ran, is above; go test's is in ${OUT#"${ROOT}/"}/node-test-smoke.log)."
+  fi
 fi
 
-pkgs=$(touched_packages)
-race_pkgs=$(printf '%s\n' ${pkgs} | grep '^./pkg/kubelet/volumemanager' || true)
-other_pkgs=$(printf '%s\n' ${pkgs} | grep -v '^./pkg/kubelet/volumemanager' | grep -v '^./test/e2e_node' || true)
-# The node e2e suite needs a node and an API server: make e2e-node runs it.
-# Here it is only compiled and vetted.
-e2e_pkgs=$(printf '%s\n' ${pkgs} | grep '^./test/e2e_node' || true)
+mapfile -t pkgs < <(changed_packages "${KUBE_VERSION}..HEAD")
+mapfile -t race_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./pkg/kubelet/volumemanager')
+mapfile -t other_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./pkg/kubelet/volumemanager' -e '^\./test/e2e_node')
+# The node e2e suite needs a node and an API server: make test-e2e-node runs
+# it. Here it is only compiled and vetted.
+mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 
 # Upstream tests that fail or flake on pristine v1.37.0 on machines of this
 # kind. They are not skipped: each runs on pristine v1.37.0 and on the series
@@ -77,10 +63,10 @@ KNOWN_PRISTINE_FAILURES_SUB='concurrent_unmount_-_many_pods_\(20\)'
 # the gate on (TestVolumeManagerTestsWithGateOn), so one run covers
 # both gate values.
 step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on)"
-echo "    ${race_pkgs}" | tr '\n' ' '; echo
-if [ -n "${race_pkgs}" ]; then
+echo "    ${race_pkgs[*]}"
+if [ "${#race_pkgs[@]}" -gt 0 ]; then
   (cd "${TREE}" && go test -race -count=1 -timeout 30m \
-    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestVolumeManagerTestsWithGateOn\$" ${race_pkgs})
+    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestVolumeManagerTestsWithGateOn\$" "${race_pkgs[@]}")
   (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
     -run "^${KNOWN_PRISTINE_FAILURES_TOP}\$" -skip "${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
   (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
@@ -139,17 +125,16 @@ done
 step_done
 
 step "in-tree tests of the other packages the series touches (pkg/kubelet takes several minutes)"
-echo "    ${other_pkgs}" | tr '\n' ' '; echo
-if [ -n "${other_pkgs}" ]; then
-  (cd "${TREE}" && go test -count=1 -timeout 30m ${other_pkgs} ./pkg/kubelet/pleg/)
+echo "    ${other_pkgs[*]}"
+if [ "${#other_pkgs[@]}" -gt 0 ]; then
+  (cd "${TREE}" && go test -count=1 -timeout 30m "${other_pkgs[@]}" ./pkg/kubelet/pleg/)
 fi
 step_done
 
-
-if [ -n "${e2e_pkgs}" ]; then
-  step "node e2e tests of the series: compiled and vetted only (make e2e-node runs them; a few minutes cold)"
-  echo "    ${e2e_pkgs}" | tr '\n' ' '; echo
-  (cd "${TREE}" && go vet ${e2e_pkgs})
+if [ "${#e2e_pkgs[@]}" -gt 0 ]; then
+  step "node e2e tests of the series: compiled and vetted only (make test-e2e-node runs them; a few minutes cold)"
+  echo "    ${e2e_pkgs[*]}"
+  (cd "${TREE}" && go vet "${e2e_pkgs[@]}")
   step_done
 fi
 

@@ -9,25 +9,28 @@
 #   4. upstream's feature-gate list checks pass;
 #   5. every patch follows the series rules (upstream-style subjects, no
 #      machine-specific paths);
-#   6. the KEP names exactly the metrics the series registers: KEP.md's
-#      metrics table (names, types, labels) and kep.yaml's metrics list
-#      against the k8s.io/component-base/metrics constructors in the Go files
-#      the series adds or changes (go/ast, pkg/kep); kep.yaml parses and
-#      names the feature gate for the kubelet;
+#   6. the KEP names exactly the metrics the series defines and registers:
+#      kep.yaml's metrics list and KEP.md's metrics table against the metrics
+#      options literals and Register calls in the packages the series changes
+#      (pkg/kep; the real-node smoke test compares them with the kubelet's
+#      /metrics, types and labels included); kep.yaml parses and names the
+#      feature gate for the kubelet;
 #   7. no commit of the series adds a line that a later commit deletes or
-#      changes (git blame of every line the series deletes);
+#      changes (numstat: per file, the commits change no more lines than the
+#      series' diff);
 #   8. every commit of the series builds the kubelet and passes go vet on the
-#      packages it changes (VERIFY_EACH_COMMIT=0 skips it);
+#      packages it changes (git rebase --exec; VERIFY_EACH_COMMIT=0 skips it);
 #   9. the top commit of each pull request of the stack (PR_TOPS, PR.md)
 #      passes the tests of the packages its PR changes (VERIFY_EACH_PR=0
-#      skips it).
-# It also reports, without failing on them, the lines of the series' own
-# files (target 2000 besides tests) and the exported identifiers it adds.
-# Checks 6 to 9 run to the end and fail verify after reporting everything.
+#      skips it);
+#  10. shellcheck passes on hack/*.sh and .ci/run.
+# It also reports, without failing on it, the lines of the series' own files
+# (target 2000 besides tests).
+# Checks 6 to 10 run to the end and fail verify after reporting everything.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 total_start=$(date +%s)
 # The commit every step checks, taken once: the tree may move meanwhile.
 head=$(tree_git rev-parse HEAD)
@@ -35,26 +38,73 @@ head=$(tree_git rev-parse HEAD)
 # fails at the end if there is any.
 failures=()
 
-# shape CMD ARGS: the series' shape checks (pkg/series/shape) on
-# KUBE_VERSION..head. The exports step builds it once per run (go run
-# would add its own "exit status" line to the report).
-SHAPE="${OUT}/series-shape${VERSION_SUFFIX}"
-shape() {
-  local cmd="$1"
-  shift
-  "${SHAPE}" "${cmd}" -repo "${TREE}" -base "${KUBE_VERSION}" -head "${head}" "$@"
+# churn DIR BASE HEAD: checks that no commit of BASE..HEAD in the repository
+# DIR adds lines that a later commit deletes or changes, by numstat
+# arithmetic. Each diff is minimal, so per file the lines the commits add and
+# delete one after the other add up to more than the series' own diff
+# exactly when a commit undoes lines of an earlier one. Files the series
+# renames are followed (log -M): a rename is not churn. Prints each file with
+# churn and what each commit changes in it; returns 1 if there is any.
+churn() {
+  local dir="$1" base="$2" head="$3" net commits
+  if ! net=$(git -C "${dir}" diff --no-renames --numstat "${base}" "${head}") ||
+    ! commits=$(git -C "${dir}" log --reverse --first-parent -M --numstat --format='commit %h' "${base}..${head}"); then
+    die "git cannot list the changes of ${base}..${head} in ${dir} (see above)."
+  fi
+  printf '%s\n' "${commits}" | NET="${net}" awk -F'\t' '
+    # path(p, side): the old (side 1) or new (side 2) path of a numstat
+    # path, which writes a rename "a => b" or "dir/{a => b}/file".
+    function path(p, side,   i, j, ab) {
+      if (!index(p, " => ")) return p
+      i = index(p, "{"); j = index(p, "}")
+      if (!i || j < i) { split(p, ab, " => "); return ab[side] }
+      split(substr(p, i + 1, j - i - 1), ab, " => ")
+      p = substr(p, 1, i - 1) ab[side] substr(p, j + 1)
+      gsub(/\/\/+/, "/", p); sub(/^\//, "", p)
+      return p
+    }
+    BEGIN {
+      n = split(ENVIRON["NET"], lines, "\n")
+      for (i = 1; i <= n; i++) { split(lines[i], col, "\t"); want[col[3]] = col[1] + col[2] }
+      n = 0
+    }
+    /^commit / { commit = sprintf("%04d %s", ++n, substr($0, 8)); next }
+    NF == 3 {
+      from = path($3, 1); to = path($3, 2)
+      if (from != to) { sum[to] = sum[from]; by[to] = by[from]; delete sum[from]; delete by[from] }
+      sum[to] += $1 + $2; total += $1 + $2
+      by[to] = by[to] sprintf(", %s +%d -%d", commit, $1, $2)
+    }
+    END {
+      for (f in sum) if (sum[f] > want[f]) {
+        printf "    %s: the commits change %d lines, the series %d: %s\n", f, sum[f], want[f], substr(by[f], 3)
+        excess += sum[f] - want[f]
+      }
+      printf "    %d commits change %d lines one after the other, %d more than the series changes\n", n, total, excess
+      exit excess > 0
+    }'
 }
 
-# The KEP's metrics check (pkg/kep/metricscheck), built by its step.
-KEPCHECK="${OUT}/kep-metricscheck${VERSION_SUFFIX}"
-
-# changed_go_files: Go files the series adds or modifies.
-changed_go_files() {
-  tree_git diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go'
-}
-# changed_packages: ./dir for every directory with a changed Go file.
-changed_packages() {
-  changed_go_files | xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|'
+# check_commit: builds the kubelet as hack/build-kubelet.sh does, and vets the
+# packages that the commit checked out in the current directory changes. The
+# per-commit step runs it at each commit with git rebase --exec, in a bash of
+# its own (EACH_COMMIT). It records a commit that fails in the file
+# EACH_COMMIT_FAILED and succeeds, so that the rebase goes on to the next.
+check_commit() {
+  local commit pkgs out start=${SECONDS}
+  commit=$(git log -1 --format='%h %s')
+  pkgs=$(git diff --name-only --diff-filter=ACMR HEAD^ HEAD -- '*.go' | grep -v '/testdata/' |
+    xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
+  # shellcheck disable=SC2086 # one argument per package
+  if out=$(CGO_ENABLED=0 go build -trimpath -buildvcs=false -o /dev/null ./cmd/kubelet 2>&1 &&
+    { [ -z "${pkgs}" ] || CGO_ENABLED=0 go vet -trimpath -buildvcs=false ${pkgs} 2>&1; }); then
+    pkgs=${pkgs//$'\n'/ }
+    echo "    ok    ${commit} ($(( SECONDS - start ))s; vet: ${pkgs:-no package})"
+  else
+    echo "    FAIL  ${commit}"
+    printf '%s\n' "${out}" | tail -30 | sed 's/^/          /'
+    echo "${commit}" >>"${EACH_COMMIT_FAILED}"
+  fi
 }
 
 step "the series applies to pristine ${KUBE_VERSION} and gives the tree's HEAD"
@@ -65,7 +115,7 @@ wt="${OUT}/verify-worktree${VERSION_SUFFIX}"
 cleanup() {
   tree_git worktree remove --force "${wt}" >/dev/null 2>&1 || rm -rf "${wt}"
   tree_git worktree prune >/dev/null 2>&1 || true
-  rm -rf "${OUT}/verify-export" "${SHAPE}" "${KEPCHECK}"
+  rm -rf "${OUT}/verify-export"
 }
 trap cleanup EXIT
 cleanup
@@ -76,13 +126,13 @@ got=$(git -C "${wt}" rev-parse 'HEAD^{tree}')
 if [ "${want}" != "${got}" ]; then
   git -C "${wt}" diff --stat HEAD "${head}" >&2 || true
   die "patches/ does not reproduce the tree's HEAD (tree ${want}, series ${got}).
-  Run 'make export' and commit patches/."
+  Run 'make update-patches' and commit patches/."
 fi
 if [ "${KUBE_VERSION}" = "${SERIES_BASE}" ]; then
-  "${ROOT}/hack/export.sh" --to "${OUT}/verify-export" >/dev/null
+  "${ROOT}/hack/update-patches.sh" --to "${OUT}/verify-export" >/dev/null
   if ! diff -r -q "${OUT}/verify-export" "${PATCHES}" >/dev/null; then
     diff -r "${OUT}/verify-export" "${PATCHES}" | head -40 >&2 || true
-    die "patches/ differs from what 'make export' writes for the tree. Run 'make export' and commit patches/."
+    die "patches/ differs from what 'make update-patches' writes for the tree. Run 'make update-patches' and commit patches/."
   fi
 else
   echo "    patches/ is exported against ${SERIES_BASE}; on ${KUBE_VERSION} it has to apply and give the tree"
@@ -105,35 +155,28 @@ echo "    the series' own files: $(printf '%s\n' "${new_files}" | grep -v '_test
   die "the series changes ${upstream_lines} lines of upstream's files: move the mechanism into new files."
 step_done
 
-step "exported identifiers the series adds (go/ast; reported, not checked)"
-(cd "${ROOT}" && go build -o "${SHAPE}" ./pkg/series/shape) ||
-  die "pkg/series/shape does not build: fix it (go build ./pkg/series/shape) and rerun."
-shape exports -top 5 | sed 's/^/    /' ||
-  die "could not count the exported identifiers (see above): run 'go run ./pkg/series/shape exports -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why."
-step_done
-
 step "gofmt on the Go files the series changes"
-files=$(changed_go_files)
-if [ -n "${files}" ]; then
-  bad=$(cd "${TREE}" && gofmt -l ${files})
+mapfile -t files < <(tree_git diff --name-only --diff-filter=ACMR "${KUBE_VERSION}..HEAD" -- '*.go')
+if [ "${#files[@]}" -gt 0 ]; then
+  bad=$(cd "${TREE}" && gofmt -l "${files[@]}")
   [ -z "${bad}" ] || die "gofmt would change: ${bad}
-  Run gofmt -w on them in the tree, commit, and make export."
+  Run gofmt -w on them in the tree, commit, and make update-patches."
 fi
-echo "    $(printf '%s\n' "${files}" | grep -c . || true) files"
+echo "    ${#files[@]} files"
 step_done
 
 step "go vet on the packages the series changes"
-pkgs=$(changed_packages)
-if [ -n "${pkgs}" ]; then
-  (cd "${TREE}" && go vet ${pkgs}) || die "go vet failed on: ${pkgs}"
+mapfile -t pkgs < <(changed_packages "${KUBE_VERSION}..HEAD")
+if [ "${#pkgs[@]}" -gt 0 ]; then
+  (cd "${TREE}" && go vet "${pkgs[@]}") || die "go vet failed on: ${pkgs[*]}"
 fi
-echo "    ${pkgs:-no packages}" | tr '\n' ' '; echo
+echo "    ${pkgs[*]:-no packages}"
 step_done
 
 step "upstream feature-gate checks (hack/verify-featuregates.sh, hack/verify-test-featuregates.sh)"
 (cd "${TREE}" && bash hack/verify-featuregates.sh >"${OUT}/verify-featuregates.log" 2>&1) || {
   tail -20 "${OUT}/verify-featuregates.log" >&2
-  die "the generated feature lists are out of date: run hack/update-featuregates.sh in the tree, commit, and make export."
+  die "the generated feature lists are out of date: run hack/update-featuregates.sh in the tree, commit, and make update-patches."
 }
 (cd "${TREE}" && bash hack/verify-test-featuregates.sh) ||
   die "a test sets a mutable feature gate directly; use featuregatetesting.SetFeatureGateDuringTest."
@@ -143,32 +186,22 @@ step "series rules: upstream-style subjects, no machine-specific paths"
 (cd "${ROOT}" && go test -count=1 ./test/series/) || die "a patch breaks the series rules (see above)."
 step_done
 
-step "the KEP's metrics (KEP.md's table, kep.yaml) are the metrics the series registers; kep.yaml names the gate"
-(cd "${ROOT}" && go test -count=1 ./pkg/kep/ >"${OUT}/verify-kep.log" 2>&1 && go build -o "${KEPCHECK}" ./pkg/kep/metricscheck) || {
-  cat "${OUT}/verify-kep.log" >&2
-  die "pkg/kep does not pass its tests or build: fix it (go test ./pkg/kep/...) and rerun."
-}
-rc=0
-(cd "${ROOT}" && "${KEPCHECK}" -repo "${TREE}" -base "${KUBE_VERSION}" -head "${head}" -kep KEP.md -kepyaml kep.yaml) |
-  sed 's/^/    /' || rc=$?
-case "${rc}" in
-  0) ;;
-  1) failures+=("KEP.md or kep.yaml does not name the metrics the series registers, or kep.yaml is incomplete (see \"the KEP's metrics...\" above).
-    Make KEP.md's metrics table (one row per metric: name, type, labels) and kep.yaml's metrics list match the code.") ;;
-  *) die "the KEP's metrics check could not run (see above): rerun 'go run ./pkg/kep/metricscheck -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why." ;;
-esac
+step "the KEP's metrics (kep.yaml, KEP.md's table) are the metrics the series defines and registers; kep.yaml names the gate"
+kep_log="${OUT}/verify-kep${VERSION_SUFFIX}.log"
+if (cd "${ROOT}" && go test -count=1 -v ./pkg/kep/ -args -tree "${TREE}" -base "${KUBE_VERSION}" -head "${head}") >"${kep_log}" 2>&1; then
+  grep 'kep_test.go' "${kep_log}" | sed 's/^ */    /'
+else
+  grep -v -e '^=== RUN' -e '--- PASS' "${kep_log}" | sed 's/^/    /'
+  failures+=("the metrics the series defines and registers, kep.yaml's metrics and KEP.md's metrics table differ, or kep.yaml does not name the gate (see \"the KEP's metrics...\" above).
+    Make kep.yaml's metrics list and KEP.md's metrics table (one row per metric: name, type, labels) match the code.")
+fi
 step_done
 
-step "no commit adds lines that a later commit deletes (git blame of every line the series deletes)"
-rc=0
-shape churn -top 3 | sed 's/^/    /' || rc=$?
-case "${rc}" in
-  0) ;;
-  1) failures+=("commits of the series add lines that later commits delete or change (see \"no commit adds lines...\" above).
+step "no commit adds lines that a later commit deletes (numstat: per file, the commits change no more lines than the series)"
+churn "${TREE}" "${KUBE_VERSION}" "${head}" ||
+  failures+=("commits of the series add lines that later commits delete or change (see \"no commit adds lines...\" above).
     Fold each later change into the commit that adds the lines: in ${TREE#"${ROOT}/"}, git rebase -i ${KUBE_VERSION}
-    with fixup/edit, until this check reports 0 lines; then make export.") ;;
-  *) die "the churn check could not run (see above): rerun 'go run ./pkg/series/shape churn -repo ${TREE#"${ROOT}/"} -base ${KUBE_VERSION}' to see why." ;;
-esac
+    with fixup/edit, until this check reports 0 more lines; then make update-patches.")
 step_done
 
 if [ "${VERIFY_EACH_COMMIT:-1}" = 0 ]; then
@@ -176,21 +209,30 @@ if [ "${VERIFY_EACH_COMMIT:-1}" = 0 ]; then
   echo "    SKIPPED: VERIFY_EACH_COMMIT=0"
   step_done
 else
-  # In the verify worktree, one commit after the other. -trimpath and
-  # CGO_ENABLED=0, as hack/build-kubelet.sh builds, key the build cache by
-  # module rather than by directory: the worktree reuses the tree's builds,
-  # and each commit rebuilds only what it changes.
-  step "each commit builds the kubelet (go build ./cmd/kubelet) and vets the packages it changes (about 3 minutes on 2 cores with a warm build cache; VERIFY_EACH_COMMIT=0 skips)"
-  rc=0
-  shape commits -worktree "${wt}" -build ./cmd/kubelet \
-    -env CGO_ENABLED=0 -buildflag -trimpath -buildflag -buildvcs=false | sed 's/^/    /' || rc=$?
-  case "${rc}" in
-    0) ;;
-    1) failures+=("commits of the series do not build or vet (see \"each commit builds...\" above).
+  # In the verify worktree, git rebase --exec runs check_commit at each
+  # commit: the commits are on KUBE_VERSION already, so the rebase checks
+  # them out one after the other and keeps them. A bash function does not
+  # reach the exec's bash through git's sh, so EACH_COMMIT carries its text.
+  # -trimpath and CGO_ENABLED=0, as hack/build-kubelet.sh builds, key the
+  # build cache by module rather than by directory: the worktree reuses the
+  # tree's builds, and each commit rebuilds only what it changes.
+  step "each commit builds the kubelet (go build ./cmd/kubelet) and vets the packages it changes (git rebase --exec; about 3 minutes on 2 cores with a warm build cache; VERIFY_EACH_COMMIT=0 skips)"
+  failed="${OUT}/verify-each-commit${VERSION_SUFFIX}.failed"
+  log="${OUT}/verify-each-commit${VERSION_SUFFIX}.log"
+  : >"${failed}"
+  git -C "${wt}" checkout -q --detach "${head}"
+  # shellcheck disable=SC2016 # the exec's sh expands EACH_COMMIT
+  EACH_COMMIT="$(declare -f check_commit); check_commit" EACH_COMMIT_FAILED="${failed}" \
+    git -C "${wt}" rebase --quiet --exec 'bash -c "${EACH_COMMIT}"' "${KUBE_VERSION}" 2>"${log}" || {
+    cat "${log}" >&2
+    git -C "${wt}" rebase --abort >/dev/null 2>&1 || true
+    die "the per-commit build could not run (see above); VERIFY_EACH_COMMIT=0 skips it."
+  }
+  [ ! -s "${failed}" ] ||
+    failures+=("commits of the series do not build or vet (see \"each commit builds...\" above):
+$(sed 's/^/      /' "${failed}")
     Every commit must build for git bisect: in ${TREE#"${ROOT}/"}, git rebase -i ${KUBE_VERSION}, edit the failing
-    commits (or move the code they need before them), then make export.") ;;
-    *) die "the per-commit build could not run (see above); VERIFY_EACH_COMMIT=0 skips it." ;;
-  esac
+    commits (or move the code they need before them), then make update-patches.")
   step_done
 fi
 
@@ -210,23 +252,30 @@ else
   base="${KUBE_VERSION}"
   for i in $(seq 0 $(( ${#PR_TOPS[@]} - 2 ))); do
     top="${commits[$(( PR_TOPS[i] - 1 ))]}"
-    pkgs=$(tree_git diff --name-only --diff-filter=ACMR "${base}..${top}" -- '*.go' | grep -v '^test/e2e' |
-      xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
+    mapfile -t pkgs < <(changed_packages "${base}..${top}" | grep -v '^\./test/e2e')
     echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")"
     git -C "${wt}" checkout -q --detach "${top}"
     log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
-    # shellcheck disable=SC2086 # one argument per package
-    if (cd "${wt}" && go test -count=1 ${pkgs} >"${log}" 2>&1); then
-      echo "      $(grep -c '^ok' "${log}") packages pass: $(echo ${pkgs})"
+    if (cd "${wt}" && go test -count=1 "${pkgs[@]}" >"${log}" 2>&1); then
+      echo "      $(grep -c '^ok' "${log}") packages pass: ${pkgs[*]}"
     else
       grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /'
       failures+=("PR $(( i + 1 ))'s top commit does not pass the tests of the packages it changes (see above).
-    Every PR must merge on its own: fix the failing commit in ${TREE#"${ROOT}/"} with git rebase -i ${KUBE_VERSION}, then make export.")
+    Every PR must merge on its own: fix the failing commit in ${TREE#"${ROOT}/"} with git rebase -i ${KUBE_VERSION}, then make update-patches.")
     fi
     base="${top}"
   done
   step_done
 fi
+
+SHELLCHECK_VERSION=0.9.0-1
+step "shellcheck ${SHELLCHECK_VERSION%-*} on hack/*.sh and .ci/run"
+[ "$(dpkg-query -W -f '${Version}' shellcheck 2>/dev/null)" = "${SHELLCHECK_VERSION}" ] ||
+  apt_install "shellcheck=${SHELLCHECK_VERSION}"
+rc=0
+(cd "${ROOT}" && shellcheck --external-sources --source-path=SCRIPTDIR hack/*.sh .ci/run) | sed 's/^/    /' || rc=$?
+[ "${rc}" = 0 ] || failures+=("shellcheck finds problems in the scripts (see \"shellcheck...\" above): fix them.")
+step_done
 
 if [ "${#failures[@]}" -gt 0 ]; then
   printf 'error: %s\n' "${failures[@]}" >&2

@@ -110,13 +110,36 @@ maxPods: %d
 // KubeletConfig is the path of the kubelet's configuration file.
 func (n *Node) KubeletConfig() string { return filepath.Join(n.work, "kubelet", "config.yaml") }
 
+// SetKubelet sets the kubelet binary StartKubelet runs, as an operator
+// swaps the binary on a node: empty means the series' (Options.Kubelet's
+// default), and stock says it is upstream's (Options.StockKubelet), whose
+// configuration leaves the EventedVolumeManager gate out, so the gate goes
+// off. The kubelet must be stopped.
+func (n *Node) SetKubelet(binary string, stock bool) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.kubelet.Running() {
+		return errors.New("the kubelet is running: stop it before swapping its binary")
+	}
+	if binary != "" {
+		if _, err := os.Stat(binary); err != nil {
+			return fmt.Errorf("the kubelet %s is missing: %w", binary, err)
+		}
+	}
+	n.opts.Kubelet, n.opts.StockKubelet = binary, stock
+	if stock {
+		n.opts.Gate = false
+	}
+	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
+}
+
 // SetGate sets the EventedVolumeManager gate in the kubelet's configuration
 // file, as an operator would before restarting the kubelet: the kubelet
 // must be stopped, and StartKubelet starts it with the new value.
 func (n *Node) SetGate(gate bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.kubelet.running() {
+	if n.kubelet.Running() {
 		return errors.New("the kubelet is running: stop it before changing its gate")
 	}
 	if n.opts.StockKubelet && gate {

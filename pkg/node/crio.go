@@ -165,7 +165,7 @@ func (n *Node) RuntimeMetrics(ctx context.Context) (Metrics, error) {
 	if n.opts.Runtime != CRIO {
 		return nil, fmt.Errorf("%s serves no metrics on this node", n.opts.RuntimeLabel())
 	}
-	body, err := httpGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort))
+	body, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort))
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"cmp"
 	"maps"
 	"os"
 	"path/filepath"
@@ -67,6 +68,43 @@ func TestSetGate(t *testing.T) {
 	}
 }
 
+// TestSetKubelet swaps the series' kubelet, gate on, for upstream's and
+// back: upstream's configuration has no EventedVolumeManager gate, and its
+// gate is off after the swap.
+func TestSetKubelet(t *testing.T) {
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stock := filepath.Join(work, "kubelet-stock")
+	if err := os.WriteFile(stock, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{opts: Options{Gate: true, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
+	for _, step := range []struct {
+		binary    string
+		stock     bool
+		wantGates string
+	}{
+		{binary: stock, stock: true, wantGates: "featureGates:\n  EventedPLEG: false\n"},
+		{wantGates: "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
+	} {
+		if err := n.SetKubelet(step.binary, step.stock); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(n.KubeletConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(string(data), step.wantGates) || n.Gate() || n.kubeletBinary() != cmp.Or(step.binary, KubeletBinary(filepath.Dir(n.bin))) {
+			t.Errorf("SetKubelet(%q, %t): gate %t, binary %s, configuration ending\n%s", step.binary, step.stock, n.Gate(), n.kubeletBinary(), lastLines(string(data), 3))
+		}
+	}
+	if err := n.SetKubelet(filepath.Join(work, "missing"), true); err == nil {
+		t.Error("SetKubelet with a missing binary: no error")
+	}
+}
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
@@ -80,7 +118,7 @@ func TestSetGateRefusesARunningKubelet(t *testing.T) {
 	if err != nil {
 		t.Skipf("cannot start sleep: %v", err)
 	}
-	defer p.stop(9, 0)
+	defer p.Stop(9, 0)
 	n := &Node{opts: Options{Runtime: Containerd}, work: t.TempDir(), runtime: driverFor(Containerd), kubelet: p}
 	if err := n.SetGate(true); err == nil {
 		t.Fatal("SetGate with the kubelet running: no error")

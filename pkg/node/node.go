@@ -74,33 +74,11 @@ type Options struct {
 	Verbosity int
 	// Name is the node's name. Empty means DefaultName.
 	Name string
-	// RuntimeOnly starts the container runtime and imports the images, but
-	// no kubelet: something else runs one, as the node e2e suite does.
-	RuntimeOnly bool
 	// PodNetwork gives pods that are not hostNetwork a network: a CNI
 	// bridge (CNIBridge) without a gateway, masquerading or iptables rules,
 	// from Debian's containernetworking-plugins. The kubelet reports the
 	// node Ready only with one.
 	PodNetwork bool
-	// RestartRuntime restarts the container runtime a second after it
-	// exits, as a service manager would, until the node stops.
-	RestartRuntime bool
-	// RestartKubelet starts the kubelet again a second after it exits, from
-	// its configuration file as it is then, as a service manager would,
-	// until the node stops: an operator edits KubeletConfig and kills the
-	// kubelet (KubeletPIDFile) to restart it.
-	RestartKubelet bool
-	// Cluster runs the node as clusters run it: etcd, kube-apiserver and
-	// kube-controller-manager (attach/detach, PV binding, service accounts
-	// and root CA config maps) from make cluster-deps, the kubelet
-	// registered as a node with pods from the API server, the project's CSI
-	// driver (attachRequired) registered through the kubelet's plugin
-	// watcher, and an Attacher in the external attacher's role.
-	Cluster bool
-	// AttachDelay is how long the Attacher waits before it marks a volume
-	// attached, unless the volume's PV says otherwise
-	// (AttachDelayAnnotation). Cluster nodes only.
-	AttachDelay time.Duration
 	// Logf reports progress. Nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -171,10 +149,77 @@ type Node struct {
 
 	mu      sync.Mutex
 	host    *hostState
-	daemon  *process // the container runtime
-	kubelet *process
-	cp      *controlPlane // a cluster node's control plane, or nil
+	daemon  *Process // the container runtime
+	kubelet *Process
 	stopped bool
+	// supervised are the services restarted when they exit (Supervise).
+	supervised map[Service]bool
+	// onStop run in order when the node stops, after its runtime.
+	onStop []func()
+}
+
+// A Service is one of the node's daemons.
+type Service int
+
+const (
+	// RuntimeService is the container runtime.
+	RuntimeService Service = iota
+	// KubeletService is the kubelet.
+	KubeletService
+)
+
+// Supervise starts the services again a second after they exit, as a
+// service manager would, until the node stops. An operator then restarts
+// the kubelet by killing it (KubeletPIDFile), for example after editing
+// KubeletConfig; tests that restart a service on purpose leave it alone.
+func (n *Node) Supervise(services ...Service) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, s := range services {
+		n.supervised[s] = true
+		if p := n.service(s); p.Running() {
+			go n.restartOnExit(s, p)
+		}
+	}
+}
+
+// service is the running process of s, or nil.
+func (n *Node) service(s Service) *Process {
+	if s == RuntimeService {
+		return n.daemon
+	}
+	return n.kubelet
+}
+
+// OnStop adds f to what Stop runs after it stops the runtime, in the order
+// added: a cluster stops its control plane there.
+func (n *Node) OnStop(f func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.onStop = append(n.onStop, f)
+}
+
+// Logf reports progress as Options.Logf does.
+func (n *Node) Logf(format string, args ...any) { n.opts.Logf(format, args...) }
+
+// Bin is the directory of the node's binaries, Out/bin.
+func (n *Node) Bin() string { return n.bin }
+
+// StartDaemon starts the binary name from Bin with args, logging to
+// name.log beside the kubelet's log, and records it for the host's restore.
+func (n *Node) StartDaemon(name string, args ...string) (*Process, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return nil, fmt.Errorf("not starting %s: the node is stopping", name)
+	}
+	n.opts.Logf("starting %s", name)
+	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"), nil, filepath.Join(n.bin, name), args...)
+	if err != nil {
+		return nil, err
+	}
+	n.host.notePID(name, p.PID())
+	return p, nil
 }
 
 // Preflight reports why a node with runtime rt cannot start here, or nil: it
@@ -252,11 +297,6 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 			return nil, fmt.Errorf("the kubelet %s is missing: %w", opts.Kubelet, err)
 		}
 	}
-	if opts.Cluster {
-		if err := ClusterPreflight(out); err != nil {
-			return nil, err
-		}
-	}
 	if opts.PodNetwork {
 		for _, p := range cniPlugins {
 			if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
@@ -264,7 +304,8 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 			}
 		}
 	}
-	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime)}
+	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime),
+		supervised: map[Service]bool{}}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
 	}
@@ -328,20 +369,6 @@ func (n *Node) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if n.opts.RuntimeOnly {
-		return nil
-	}
-	if n.opts.Cluster {
-		if err := n.startControlPlane(ctx); err != nil {
-			return err
-		}
-	}
-	if err := n.StartKubelet(ctx); err != nil {
-		return err
-	}
-	if n.opts.Cluster {
-		return n.startAttacher(ctx)
-	}
 	return nil
 }
 
@@ -393,6 +420,13 @@ func (n *Node) KubeletRoot() string { return filepath.Join(n.work, "kubelet", "r
 // KubeletLog is the kubelet's log file. It is appended to across restarts.
 func (n *Node) KubeletLog() string { return filepath.Join(n.work, "logs", "kubelet.log") }
 
+// KubeletKubeconfig is where a cluster writes the kubelet's kubeconfig.
+// With one there, the kubelet registers with that cluster's API server;
+// without, it runs standalone.
+func (n *Node) KubeletKubeconfig() string {
+	return filepath.Join(n.work, "cluster", "kubelet.kubeconfig")
+}
+
 // HostPathDir is a directory pods may mount with a hostPath volume.
 func (n *Node) HostPathDir() string { return filepath.Join(n.work, "hostpath") }
 
@@ -403,7 +437,7 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 	if n.stopped {
 		return errors.New("the node is stopped")
 	}
-	if n.daemon.running() {
+	if n.daemon.Running() {
 		return fmt.Errorf("%s is already running", n.runtime.processName())
 	}
 	name := n.runtime.processName()
@@ -415,16 +449,16 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 		return err
 	}
 	n.daemon = p
-	n.host.notePID(name, p.pid())
+	n.host.notePID(name, p.PID())
 	if err := writePIDFile(n.RuntimePIDFile(), p); err != nil {
 		return err
 	}
-	if n.opts.RestartRuntime {
-		go n.restartOnExit(p, func() *process { return n.daemon }, n.StartRuntime)
+	if n.supervised[RuntimeService] {
+		go n.restartOnExit(RuntimeService, p)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
-	return waitFor(ctx, 30*time.Second, p, name+"'s socket", func() bool {
+	return WaitFor(ctx, 30*time.Second, p, name+"'s socket", func() bool {
 		return n.runtime.answers(ctx, n)
 	})
 }
@@ -432,16 +466,19 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 // RuntimePIDFile holds the process ID of the running container runtime.
 func (n *Node) RuntimePIDFile() string { return filepath.Join(n.work, "runtime.pid") }
 
-// restartOnExit starts p's program again with start a second after p
-// exits, as a service manager would, unless the node is stopping or current
-// is no longer p by then: another process runs, or p was stopped on
-// purpose.
-func (n *Node) restartOnExit(p *process, current func() *process, start func(context.Context) error) {
+// restartOnExit starts s again a second after its process p exits, unless
+// the node is stopping or s's process is no longer p by then: another
+// process runs, or p was stopped on purpose.
+func (n *Node) restartOnExit(s Service, p *Process) {
 	<-p.done
 	time.Sleep(time.Second)
 	n.mu.Lock()
-	restart := !n.stopped && current() == p
+	restart := !n.stopped && n.service(s) == p
 	n.mu.Unlock()
+	start := n.StartRuntime
+	if s == KubeletService {
+		start = n.StartKubelet
+	}
 	if !restart {
 		return
 	}
@@ -455,8 +492,8 @@ func (n *Node) restartOnExit(p *process, current func() *process, start func(con
 
 // writePIDFile writes p's process ID to path, and removes the file when p
 // exits unless a later process wrote its own by then.
-func writePIDFile(path string, p *process) error {
-	pid := strconv.Itoa(p.pid())
+func writePIDFile(path string, p *Process) error {
+	pid := strconv.Itoa(p.PID())
 	if err := os.WriteFile(path, []byte(pid), 0o644); err != nil {
 		return err
 	}
@@ -475,11 +512,11 @@ func writePIDFile(path string, p *process) error {
 func (n *Node) KillRuntime() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.daemon.running() {
+	if !n.daemon.Running() {
 		return fmt.Errorf("%s is not running", n.runtime.processName())
 	}
-	n.opts.Logf("killing %s (pid %d)", n.daemon.name, n.daemon.pid())
-	n.daemon.stop(syscall.SIGKILL, 0)
+	n.opts.Logf("killing %s (pid %d)", n.daemon.name, n.daemon.PID())
+	n.daemon.Stop(syscall.SIGKILL, 0)
 	return nil
 }
 
@@ -487,10 +524,10 @@ func (n *Node) KillRuntime() error {
 func (n *Node) RuntimePID() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.daemon.running() {
+	if !n.daemon.Running() {
 		return 0
 	}
-	return n.daemon.pid()
+	return n.daemon.PID()
 }
 
 // StartKubelet starts the kubelet and waits until it reports healthy.
@@ -500,13 +537,13 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	if n.stopped {
 		return errors.New("the node is stopped")
 	}
-	if n.kubelet.running() {
+	if n.kubelet.Running() {
 		return errors.New("the kubelet is already running")
 	}
 	switch {
 	case n.opts.StockKubelet:
 		n.opts.Logf("starting upstream's kubelet (no EventedVolumeManager gate)")
-	case n.opts.RestartKubelet:
+	case n.supervised[KubeletService]:
 		n.opts.Logf("starting the kubelet (its gates as %s says)", filepath.Base(n.KubeletConfig()))
 	default:
 		n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
@@ -518,7 +555,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		"--hostname-override", n.opts.Name,
 		fmt.Sprintf("--v=%d", n.opts.Verbosity),
 	}
-	if n.opts.Cluster {
+	if _, err := os.Stat(n.KubeletKubeconfig()); err == nil {
 		// No --node-ip: the kubelet refuses a loopback node IP, and takes
 		// the host's default-route address.
 		args = append(args, "--kubeconfig", n.KubeletKubeconfig())
@@ -528,18 +565,18 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 		return err
 	}
 	n.kubelet = p
-	n.host.notePID("kubelet", p.pid())
+	n.host.notePID("kubelet", p.PID())
 	if err := writePIDFile(n.KubeletPIDFile(), p); err != nil {
 		return err
 	}
-	if n.opts.RestartKubelet {
-		go n.restartOnExit(p, func() *process { return n.kubelet }, n.StartKubelet)
+	if n.supervised[KubeletService] {
+		go n.restartOnExit(KubeletService, p)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
 	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthzPort)
-	return waitFor(ctx, 60*time.Second, p, "the kubelet's healthz", func() bool {
-		body, err := httpGet(ctx, healthz)
+	return WaitFor(ctx, 60*time.Second, p, "the kubelet's healthz", func() bool {
+		body, err := HTTPGet(ctx, healthz)
 		return err == nil && string(body) == "ok"
 	})
 }
@@ -553,9 +590,9 @@ func (n *Node) KubeletPIDFile() string { return filepath.Join(n.work, "kubelet.p
 func (n *Node) StopKubelet() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.kubelet.running() {
-		n.opts.Logf("stopping the kubelet (pid %d)", n.kubelet.pid())
-		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
+	if n.kubelet.Running() {
+		n.opts.Logf("stopping the kubelet (pid %d)", n.kubelet.PID())
+		n.kubelet.Stop(syscall.SIGTERM, 10*time.Second)
 	}
 	n.kubelet = nil
 }
@@ -564,10 +601,10 @@ func (n *Node) StopKubelet() {
 func (n *Node) KubeletPID() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.kubelet.running() {
+	if !n.kubelet.Running() {
 		return 0
 	}
-	return n.kubelet.pid()
+	return n.kubelet.PID()
 }
 
 // Stop stops the kubelet, removes every pod sandbox, stops the runtime and
@@ -581,10 +618,10 @@ func (n *Node) Stop() error {
 	n.stopped = true
 	defer live.remove(n)
 	n.opts.Logf("stopping the node and restoring the host")
-	if n.kubelet.running() {
-		n.kubelet.stop(syscall.SIGTERM, 10*time.Second)
+	if n.kubelet.Running() {
+		n.kubelet.Stop(syscall.SIGTERM, 10*time.Second)
 	}
-	if n.daemon.running() {
+	if n.daemon.Running() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		// crictl's default 2s per call is too short to stop 100 sandboxes
 		// at once on two cores.
@@ -593,9 +630,11 @@ func (n *Node) Stop() error {
 			n.opts.Logf("removing the pod sandboxes (the host's restore stops what is left): %s", firstLines(err.Error(), 3))
 		}
 		cancel()
-		n.daemon.stop(syscall.SIGTERM, 10*time.Second)
+		n.daemon.Stop(syscall.SIGTERM, 10*time.Second)
 	}
-	n.stopControlPlane()
+	for _, f := range n.onStop {
+		f()
+	}
 	return n.host.restore(n.opts.Logf)
 }
 
@@ -630,15 +669,15 @@ func firstLines(s string, n int) string {
 	return fmt.Sprintf("%s\n... (%d more lines)", strings.Join(lines, "\n"), more)
 }
 
-// waitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
+// WaitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
 // passes.
-func waitFor(ctx context.Context, timeout time.Duration, p *process, what string, ok func() bool) error {
+func WaitFor(ctx context.Context, timeout time.Duration, p *Process, what string, ok func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if ok() {
 			return nil
 		}
-		if !p.running() {
+		if !p.Running() {
 			return fmt.Errorf("%s exited while waiting for %s: %v; the last lines of its log:\n%s",
 				p.name, what, p.exitErr(), p.logTail(20))
 		}
@@ -653,7 +692,7 @@ func waitFor(ctx context.Context, timeout time.Duration, p *process, what string
 	}
 }
 
-// httpGet fetches a URL from the node, which serves self-signed TLS.
-func httpGet(ctx context.Context, url string) ([]byte, error) {
+// HTTPGet fetches url and returns the body of a 200 answer.
+func HTTPGet(ctx context.Context, url string) ([]byte, error) {
 	return get(ctx, http.DefaultClient, url)
 }

@@ -29,56 +29,6 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-func TestParseVolumeWaits(t *testing.T) {
-	log := strings.Join([]string{
-		`I1121 10:00:00.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/a-node"`,
-		`I1121 10:00:00.250000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/a-node"`,
-		// A later sync of the same pod is not its first wait.
-		`I1121 10:00:05.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/a-node"`,
-		`I1121 10:00:05.000100   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/a-node"`,
-		// Interleaved pods, and an unrelated line with a pod key.
-		`I1121 10:00:01.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/b-node"`,
-		`I1121 10:00:01.001000   42 reconciler_common.go:225] "operationExecutor.MountVolume started" pod="default/b-node"`,
-		`I1121 10:00:01.000500   42 volume_manager.go:505] "Waiting for volumes to unmount for pod" pod="default/a-node"`,
-		`I1121 10:00:01.009000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/b-node"`,
-		`I1121 10:00:01.100500   42 volume_manager.go:533] "All volumes are unmounted for pod" pod="default/a-node"`,
-		// A wait that never ends is not measured.
-		`I1121 10:00:02.000000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/c-node"`,
-		`garbage`,
-		// Across midnight.
-		`I1121 23:59:59.900000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/d-node"`,
-		`I1122 00:00:00.100000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/d-node"`,
-	}, "\n")
-	w, err := ParseVolumeWaits(strings.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantMount := map[string]time.Duration{
-		"default/a-node": 250 * time.Millisecond,
-		"default/b-node": 9 * time.Millisecond,
-		"default/d-node": 200 * time.Millisecond,
-	}
-	wantUnmount := map[string]time.Duration{"default/a-node": 100 * time.Millisecond}
-	if at := w.UnmountedAt["default/a-node"]; at.Hour() != 10 || at.Nanosecond() != 100500000 || at.Year() != time.Now().Year() {
-		t.Errorf("unmounted at %v, want 10:00:01.1005 this year", at)
-	}
-	if len(w.MountedAt) != len(wantMount) {
-		t.Errorf("mounted at %v, want one per measured pod", w.MountedAt)
-	}
-	for name, c := range map[string]struct{ got, want map[string]time.Duration }{
-		"mount": {w.Mount, wantMount}, "unmount": {w.Unmount, wantUnmount},
-	} {
-		if len(c.got) != len(c.want) {
-			t.Errorf("%s waits %v, want %v", name, c.got, c.want)
-		}
-		for pod, d := range c.want {
-			if c.got[pod] != d {
-				t.Errorf("%s wait of %s = %v, want %v", name, pod, c.got[pod], d)
-			}
-		}
-	}
-}
-
 func TestMetrics(t *testing.T) {
 	m, err := ParseMetrics([]byte(`# HELP volume_manager_loop_iterations_total x
 # TYPE volume_manager_loop_iterations_total counter

@@ -26,8 +26,8 @@ import (
 	"time"
 )
 
-// process is a daemon a Node started.
-type process struct {
+// Process is a daemon a Node started.
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
@@ -38,7 +38,7 @@ type process struct {
 // startProcess starts name's binary with args, appending its output to
 // logPath. The process gets its own process group, so that a Ctrl-C on the
 // terminal reaches the harness, which stops it in order.
-func startProcess(name, logPath string, env []string, binary string, args ...string) (*process, error) {
+func startProcess(name, logPath string, env []string, binary string, args ...string) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func startProcess(name, logPath string, env []string, binary string, args ...str
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		log.Close()
@@ -60,10 +60,14 @@ func startProcess(name, logPath string, env []string, binary string, args ...str
 	return p, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+// Name is the name the process was started as.
+func (p *Process) Name() string { return p.name }
 
-// running reports whether p has been started and has not exited.
-func (p *process) running() bool {
+// PID is the process ID.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Running reports whether p has been started and has not exited.
+func (p *Process) Running() bool {
 	if p == nil {
 		return false
 	}
@@ -76,14 +80,14 @@ func (p *process) running() bool {
 }
 
 // exitErr is how p exited, once it has.
-func (p *process) exitErr() error {
+func (p *Process) exitErr() error {
 	<-p.done
 	return p.err
 }
 
-// stop sends sig and waits for p to exit; after grace it sends SIGKILL.
-func (p *process) stop(sig syscall.Signal, grace time.Duration) {
-	if !p.running() {
+// Stop sends sig and waits for p to exit; after grace it sends SIGKILL.
+func (p *Process) Stop(sig syscall.Signal, grace time.Duration) {
+	if !p.Running() {
 		return
 	}
 	_ = p.cmd.Process.Signal(sig)
@@ -99,7 +103,7 @@ func (p *process) stop(sig syscall.Signal, grace time.Duration) {
 }
 
 // logTail returns the last n lines of p's log.
-func (p *process) logTail(n int) string {
+func (p *Process) logTail(n int) string {
 	data, err := os.ReadFile(p.log)
 	if err != nil {
 		return err.Error()

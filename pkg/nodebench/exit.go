@@ -157,9 +157,6 @@ type exitedContainer struct {
 	finishedAt time.Time
 }
 
-// parseInspect reads crictl inspect --output json: one object for one
-// container, a list of them for more. finishedAt is the CRI's, in
-// nanoseconds, as RFC 3339.
 // inspectExits adds the exit containers the runtime reports exited to
 // exited, by pod UID.
 func inspectExits(ctx context.Context, n *node.Node, exited map[string]exitedContainer) error {
@@ -184,6 +181,9 @@ func inspectExits(ctx context.Context, n *node.Node, exited map[string]exitedCon
 	return nil
 }
 
+// parseInspect reads crictl inspect --output json: one object for one
+// container, a list of them for more. finishedAt is the CRI's, in
+// nanoseconds, as RFC 3339.
 func parseInspect(out []byte) ([]exitedContainer, error) {
 	type inspected struct {
 		Status struct {

@@ -14,29 +14,32 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package nodebench is the real-node side-by-side benchmark (make
-// node-bench): the same workload of static pods on a container runtime and
-// three kubelets: upstream's (stock, built from the release's tag without the
-// series) and the patched kubelet with the EventedVolumeManager gate off and
-// on. It
-// measures idle kubelet CPU from /proc, the volume manager's share of it
-// from a pprof profile, the loops' iterations, the volume manager's mount
-// and unmount waits from the kubelet's own log lines, the single pods'
-// deletion phase by phase, the CPU that deleting and adding them costs, and
-// the time from a container exiting on its own to its pod's volumes
-// unmounted.
+// Package nodebench is the real-node side-by-side benchmark (make node-bench
+// and make node-bench-cluster): the same workload on a fresh node for each
+// kubelet configuration, round after round: upstream's kubelet (stock, built
+// from the release's tag without the series) and the patched kubelet with
+// the EventedVolumeManager gate off and on.
+//
+// On a standalone node (static pods) it measures idle kubelet CPU from
+// /proc, the volume manager's share of it from a pprof profile, the loops'
+// iterations and passes, the mount and unmount waits from the kubelet's log,
+// the single pods' deletion phase by phase and the CPU it costs, and the time
+// from a container exiting on its own to its pod's volumes unmounted. On a
+// cluster node (Options.Cluster: a control plane, API pods, the project's
+// CSI driver and attacher) it measures the same idle figures with the
+// control plane's CPU, a config map's way into its pods' files, the single
+// pods' times by kind, and the kubelet's API requests from the audit log.
 package nodebench
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"sort"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
-	"evented-volume-manager/pkg/bench"
+	"evented-volume-manager/pkg/cluster"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -44,9 +47,12 @@ import (
 type Options struct {
 	// Out is the project's build output, _output.
 	Out string
-	// Dir receives the per-mode work directories.
+	// Dir receives the per-configuration work directories.
 	Dir string
-	// Pods is how many static pods run, each with node.VolumesPerPod volumes.
+	// Cluster runs a cluster node with API pods instead of a standalone
+	// node with static pods.
+	Cluster bool
+	// Pods is how many pods run idle, each with its volumes.
 	Pods int
 	// Settle is how long the node rests after the pods run, before measuring.
 	Settle time.Duration
@@ -59,19 +65,27 @@ type Options struct {
 	// container events off.
 	Runtime      node.Runtime
 	PodEventsOff bool
-	// Singles is how many pods are deleted, one at a time, and then added,
-	// one at a time, Gap apart, to time unmount and mount waits.
+	// Singles is how many single pods are added and deleted one at a time,
+	// Gap apart: on a standalone node idle pods deleted, then new ones
+	// added; on a cluster node, of each of ClusterPodKinds, added, then
+	// deleted.
 	Singles int
 	Gap     time.Duration
-	// ExitPods is how many pods with restartPolicy Never whose container
-	// exits on its own are added at the end, to time their volumes'
-	// unmount from the container's exit; ExitPoll is how often
-	// /proc/self/mountinfo is read meanwhile. Zero ExitPods adds none.
+	// ExitPods is how many pods whose container exits on its own a
+	// standalone node adds at the end (measureExits), and ExitPoll how
+	// often /proc/self/mountinfo is read meanwhile.
 	ExitPods int
 	ExitPoll time.Duration
 	// StockKubelet is upstream's kubelet, built without the series, that
 	// the Stock configuration runs.
 	StockKubelet string
+	// ConfigMaps is how many of a cluster node's idle pods get their config
+	// map updated at once in each of ConfigMapWaves waves; ConfigMapTimeout
+	// bounds a wave's wait (the kubelet remounts at a pod's resync, every
+	// 60 to 90 s).
+	ConfigMaps       int
+	ConfigMapWaves   int
+	ConfigMapTimeout time.Duration
 	// Logf reports progress.
 	Logf func(format string, args ...any)
 }
@@ -108,30 +122,50 @@ func (c Config) WorkDir() string {
 	return fmt.Sprintf("work-gate-%t", c.Gate())
 }
 
-// Mode is one configuration's measurements in one round.
+// RoundOrder is the order of the configurations in a round. Odd rounds take
+// the rotations of stock, gate off, gate on in turn (round 1: stock, off,
+// on; round 3: off, on, stock; round 5: on, stock, off), and each even
+// round runs the round before it backwards. So each configuration goes
+// first in one of the first three rounds, rounds 1 to 6 run all six orders,
+// and over each pair of rounds (1 and 2, 3 and 4, ...) every configuration
+// stands in the middle on average: a drift of the node over a round (the
+// runtime's state growing, the host warming up) weighs on all of them alike
+// instead of always on the last. Without stock, the same orders with stock
+// left out: gate off and on trade places within each pair of rounds.
+func RoundOrder(round int, stock bool) []Config {
+	k := ((round - 1) / 2) % len(Configs)
+	order := append(slices.Clone(Configs[k:]), Configs[:k]...)
+	if round%2 == 0 {
+		slices.Reverse(order)
+	}
+	if !stock {
+		order = slices.DeleteFunc(order, func(c Config) bool { return c == Stock })
+	}
+	return order
+}
+
+// Mode is one configuration's measurements in one round; the fields of one
+// kind of node only are empty on the other. Times are in seconds.
 type Mode struct {
-	Gate bool `json:"gate"`
-	// Stock marks upstream's kubelet, built without the series (Gate is
-	// then false); results from before the stock configuration have none.
-	Stock bool `json:"stock,omitempty"`
-	// KubeletVersion is the kubelet's --version; empty in results from
-	// before it was recorded.
+	// Gate and Stock (upstream's kubelet; Gate is then false) say the
+	// configuration; KubeletVersion is the kubelet's --version, Runtime the
+	// container runtime (node.Options.RuntimeLabel).
+	Gate           bool   `json:"gate"`
+	Stock          bool   `json:"stock,omitempty"`
 	KubeletVersion string `json:"kubeletVersion,omitempty"`
-	// Runtime names the container runtime (node.Options.RuntimeLabel);
-	// empty in results from before CRI-O, which ran containerd.
-	Runtime string `json:"runtime,omitempty"`
-	Pods    int    `json:"pods"`
-	Volumes int    `json:"volumes"`
+	Runtime        string `json:"runtime"`
+	Pods           int    `json:"pods"`
+	Volumes        int    `json:"volumes"`
 	// StartupSeconds is how long the pods took to run, all added at once.
 	StartupSeconds float64 `json:"startupSeconds"`
-	// WindowSeconds is the length of each idle window.
-	WindowSeconds float64 `json:"windowSeconds"`
-	// KubeletCPU and RuntimeCPU (the container runtime's daemon) are
-	// CPU-seconds per idle window. LegacyContainerdCPU is RuntimeCPU in
-	// results from before CRI-O; Load moves it.
-	KubeletCPU          []float64 `json:"kubeletCPU"`
-	RuntimeCPU          []float64 `json:"runtimeCPU"`
-	LegacyContainerdCPU []float64 `json:"containerdCPU,omitempty"`
+	// KubeletCPU, RuntimeCPU (the container runtime's daemon), and on a
+	// cluster node APIServerCPU and ControllerManagerCPU, are CPU-seconds
+	// per idle window of WindowSeconds.
+	WindowSeconds        float64   `json:"windowSeconds"`
+	KubeletCPU           []float64 `json:"kubeletCPU"`
+	RuntimeCPU           []float64 `json:"runtimeCPU"`
+	APIServerCPU         []float64 `json:"apiserverCPU,omitempty"`
+	ControllerManagerCPU []float64 `json:"controllerManagerCPU,omitempty"`
 	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
 	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the
 	// volume manager on the stack.
@@ -139,52 +173,66 @@ type Mode struct {
 	ProfileCPUSeconds       float64            `json:"profileCPUSeconds"`
 	VolumeManagerCPUSeconds float64            `json:"volumeManagerCPUSeconds"`
 	VolumeManagerTop        []node.FunctionCPU `json:"volumeManagerTop"`
-	// Iterations counts the loops' iterations over the idle windows, by
-	// loop; a kubelet with the gate off has no such counter.
-	Iterations map[string]float64 `json:"iterations,omitempty"`
-	// Passes counts the loops' passes over the idle windows by loop and
-	// kind (full, partial, skipped), keyed "loop/kind"; kubelets from
-	// before the passes metric have none.
-	Passes map[string]float64 `json:"passes,omitempty"`
-	// MissedSignals counts, by loop, the timer-started passes over the
-	// whole run that started work no signal announced.
+	// Iterations counts the loops' iterations over the idle windows by
+	// loop, and Passes their passes keyed "loop/kind" (full, partial,
+	// skipped); MissedSignals counts by loop the timer-started passes over
+	// the whole run that started work no signal announced, and Triggers
+	// the iterations over the whole run by trigger. A kubelet with the gate
+	// off has none of them.
+	Iterations    map[string]float64 `json:"iterations,omitempty"`
+	Passes        map[string]float64 `json:"passes,omitempty"`
 	MissedSignals map[string]float64 `json:"missedSignals,omitempty"`
-	// Triggers counts the iterations over the whole run by trigger.
-	Triggers map[string]float64 `json:"triggers,omitempty"`
-	// BurstMount are the mount waits of the pods added at once; Mount and
-	// Unmount those of the single pods, in seconds.
-	BurstMount []float64 `json:"burstMount"`
-	Mount      []float64 `json:"mount"`
-	Unmount    []float64 `json:"unmount"`
-	// MountEndToEnd and UnmountEndToEnd time the single pods from their
-	// manifest written or removed to the end of their wait, in seconds.
-	MountEndToEnd   []float64 `json:"mountEndToEnd"`
-	UnmountEndToEnd []float64 `json:"unmountEndToEnd"`
-	GapSeconds      float64   `json:"gapSeconds"`
-	// ChurnVerbosity is the kubelet's --v while the single pods are deleted
-	// and added; zero in results from before it was raised.
-	ChurnVerbosity int `json:"churnVerbosity,omitempty"`
+	Triggers      map[string]float64 `json:"triggers,omitempty"`
+	// GapSeconds is the time between single pods.
+	GapSeconds float64 `json:"gapSeconds"`
+
+	// Standalone node: BurstMount are the mount waits of the pods added at
+	// once, Mount and Unmount those of the single pods; MountEndToEnd and
+	// UnmountEndToEnd time the single pods from their manifest written or
+	// removed to the end of their wait. ChurnVerbosity is the kubelet's --v
+	// while the single pods are deleted and added.
+	BurstMount      []float64 `json:"burstMount,omitempty"`
+	Mount           []float64 `json:"mount,omitempty"`
+	Unmount         []float64 `json:"unmount,omitempty"`
+	MountEndToEnd   []float64 `json:"mountEndToEnd,omitempty"`
+	UnmountEndToEnd []float64 `json:"unmountEndToEnd,omitempty"`
+	ChurnVerbosity  int       `json:"churnVerbosity,omitempty"`
 	// DeletionPhases time the single pods' deletion phase by phase: by
-	// node.DeletionPhase Key, the seconds from each pod's manifest removed
+	// kubeletlog.DeletionPhase Key, the seconds from each pod's manifest removed
 	// to the kubelet's line of the phase. A pod whose log lacks the line is
 	// left out of that phase.
 	DeletionPhases map[string][]float64 `json:"deletionPhases,omitempty"`
 	// TerminatedToTearDown and TerminatedToSyncTerminated time, for each
 	// single pod whose log has both lines, its termination complete to its
-	// last TearDown and to SyncTerminatedPod enter, in seconds.
+	// last TearDown and to SyncTerminatedPod enter.
 	TerminatedToTearDown       []float64 `json:"terminatedToTearDown,omitempty"`
 	TerminatedToSyncTerminated []float64 `json:"terminatedToSyncTerminated,omitempty"`
-	// ExitUnmount times the pods with restartPolicy Never whose container
-	// exits on its own: for each, the seconds from its container's
-	// finishedAt (the runtime's) to /proc/self/mountinfo, read every
-	// ExitPollSeconds, showing no mount left under the pod's volumes
-	// directory. Results from before it have none.
+	// ExitUnmount times the pods whose container exits on its own, from
+	// its finishedAt to /proc/self/mountinfo, read every ExitPollSeconds,
+	// showing no mount left under the pod's volumes directory.
 	ExitUnmount     []float64 `json:"exitUnmount,omitempty"`
 	ExitPollSeconds float64   `json:"exitPollSeconds,omitempty"`
 	// DeleteCPU and AddCPU are the CPU spent while the single pods are
 	// deleted and while they are added.
 	DeleteCPU *ChurnCPU `json:"deleteCPU,omitempty"`
 	AddCPU    *ChurnCPU `json:"addCPU,omitempty"`
+
+	// Cluster node: Kinds are the single pods' times by PodKind key.
+	Kinds map[string]*KindTimes `json:"kinds,omitempty"`
+	// ConfigMapUpdate is, per updated config map, the time from its update
+	// through the API to the new content in the pod's file; missed counts
+	// those not there within the timeout.
+	ConfigMapUpdate       []float64 `json:"configMapUpdate,omitempty"`
+	ConfigMapUpdateMissed int       `json:"configMapUpdateMissed,omitempty"`
+	// Remount is, for each pod sync while the config maps were updated, the
+	// time from the sync reaching the volume manager to the pod's remounted
+	// volumes' last MountVolume.SetUp; RemountMissed counts the syncs with
+	// no remount logged.
+	Remount       []float64 `json:"remount,omitempty"`
+	RemountMissed int       `json:"remountMissed,omitempty"`
+	// APIRequests are the kubelet's requests to the API server by phase
+	// (PhaseIdle, PhaseChurn), from its audit log.
+	APIRequests map[string]cluster.APIRequests `json:"apiRequests,omitempty"`
 }
 
 // Config is the configuration m measured.
@@ -199,351 +247,126 @@ func (m Mode) Config() Config {
 	}
 }
 
+// RuntimeName is the short name of the mode's container runtime: containerd
+// or CRI-O.
+func (m Mode) RuntimeName() string {
+	if strings.HasPrefix(m.Runtime, "CRI-O") {
+		return "CRI-O"
+	}
+	return "containerd"
+}
+
 // ChurnCPU is the CPU spent over a stretch of pod churn.
 type ChurnCPU struct {
 	// Seconds is the stretch's length.
 	Seconds float64 `json:"seconds"`
 	// Kubelet and Runtime (the container runtime's daemon) are the
-	// processes' CPU-seconds in it. LegacyContainerd is Runtime in results
-	// from before CRI-O; Load moves it.
-	Kubelet          float64 `json:"kubelet"`
-	Runtime          float64 `json:"runtime"`
-	LegacyContainerd float64 `json:"containerd,omitempty"`
+	// processes' CPU-seconds in it.
+	Kubelet float64 `json:"kubelet"`
+	Runtime float64 `json:"runtime"`
 }
 
-// churnVerbosity is the kubelet's --v while the single pods are deleted and
-// added: the pod workers' deletion lines are V(4).
-const churnVerbosity = 4
-
-// cpuSample is the kubelet's and the runtime's CPU so far.
-type cpuSample struct {
-	at               time.Time
-	kubelet, runtime time.Duration
-}
-
-func sampleCPU(n *node.Node) (cpuSample, error) {
-	s := cpuSample{at: time.Now()}
-	var err error
-	if s.kubelet, err = n.KubeletCPU(); err != nil {
-		return s, err
-	}
-	s.runtime, err = n.RuntimeCPU()
-	return s, err
-}
-
-// until is the CPU from s to e.
-func (s cpuSample) until(e cpuSample) ChurnCPU {
-	return ChurnCPU{
-		Seconds: e.at.Sub(s.at).Seconds(),
-		Kubelet: (e.kubelet - s.kubelet).Seconds(),
-		Runtime: (e.runtime - s.runtime).Seconds(),
-	}
-}
-
-// Run measures one configuration.
-func Run(ctx context.Context, o Options, c Config) (Mode, error) {
-	logf := o.Logf
-	m := Mode{Gate: c.Gate(), Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
-	no := node.Options{
-		Out:          o.Out,
-		Work:         filepath.Join(o.Dir, c.WorkDir()),
-		Gate:         c.Gate(),
-		Runtime:      o.Runtime,
-		PodEventsOff: o.PodEventsOff,
-		MaxPods:      max(o.Pods+o.ExitPods, node.DefaultMaxPods),
-		Logf:         logf,
-	}
-	kubelet := node.KubeletBinary(o.Out)
-	if c == Stock {
-		if o.StockKubelet == "" {
-			return m, fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
-		}
-		no.Kubelet, no.StockKubelet, kubelet = o.StockKubelet, true, o.StockKubelet
-	}
-	m.Runtime = no.RuntimeLabel()
-	version, err := kubeletVersion(ctx, kubelet)
-	if err != nil {
-		return m, err
-	}
-	m.KubeletVersion = version
-	logf("%s: %s", c, version)
-	n, err := node.Start(ctx, no)
-	if err != nil {
-		return m, err
-	}
-	defer func() {
-		if err := n.Stop(); err != nil {
-			logf("stopping the node: %v", err)
-		}
-	}()
-
-	logf("adding %d pods x %d volumes at once", o.Pods, node.VolumesPerPod)
-	start := time.Now()
-	burst := make([]string, o.Pods)
-	for i := range burst {
-		burst[i] = fmt.Sprintf("w-%03d", i)
-		if err := n.AddPod(burst[i], node.PodManifest(burst[i], n.HostPathDir(), nil)); err != nil {
-			return m, err
-		}
-	}
-	if err := waitRunning(ctx, n, o.Pods, 10*time.Minute); err != nil {
-		return m, err
-	}
-	m.StartupSeconds = time.Since(start).Seconds()
-	logf("all %d pods run after %.1fs; settling for %v", o.Pods, m.StartupSeconds, o.Settle)
-	if err := sleep(ctx, o.Settle); err != nil {
-		return m, err
-	}
-
-	var itersBefore, passesBefore map[string]float64
-	if metrics, err := n.Metrics(ctx); err == nil {
-		itersBefore = metrics.ByLabel("volume_manager_loop_iterations_total", "loop")
-		passesBefore = passesByLoopAndKind(metrics)
-	}
-	for w := 1; w <= o.Windows; w++ {
-		s0, err := sampleCPU(n)
-		if err != nil {
-			return m, err
-		}
-		if err := sleep(ctx, o.Window); err != nil {
-			return m, err
-		}
-		s1, err := sampleCPU(n)
-		if err != nil {
-			return m, err
-		}
-		c := s0.until(s1)
-		m.KubeletCPU = append(m.KubeletCPU, c.Kubelet)
-		m.RuntimeCPU = append(m.RuntimeCPU, c.Runtime)
-		logf("idle window %d/%d: kubelet %.2f CPU-s, %s %.2f CPU-s in %v", w, o.Windows, c.Kubelet, n.RuntimeProcessName(), c.Runtime, o.Window)
-	}
-	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
-		m.Iterations = map[string]float64{}
-		for loop, v := range metrics.ByLabel("volume_manager_loop_iterations_total", "loop") {
-			m.Iterations[loop] = v - itersBefore[loop]
-		}
-		if metrics.Has(loopPassesMetric) {
-			m.Passes = map[string]float64{}
-			for key, v := range passesByLoopAndKind(metrics) {
-				m.Passes[key] = v - passesBefore[key]
-			}
-		}
-	}
-
-	if m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop, err = profileVolumeManager(ctx, n, o.Profile, logf); err != nil {
-		return m, err
-	}
-
-	singles := min(o.Singles, o.Pods)
-	// The pod workers log the deletion's phases at V(4); the idle windows
-	// and the profile above ran at the default --v, and the mount waits of
-	// the pods added below are timed at the same --v as the deletions.
-	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
-		return m, err
-	}
-	m.ChurnVerbosity = churnVerbosity
-	logf("deleting %d pods, %v apart, at --v=%d", singles, o.Gap, churnVerbosity)
-	churn0, err := sampleCPU(n)
-	if err != nil {
-		return m, err
-	}
-	removedAt := make([]time.Time, singles)
-	for i := range singles {
-		removedAt[i] = time.Now()
-		if err := n.RemovePod(burst[i]); err != nil {
-			return m, err
-		}
-		if err := sleep(ctx, o.Gap); err != nil {
-			return m, err
-		}
-	}
-	churn1, err := sampleCPU(n)
-	if err != nil {
-		return m, err
-	}
-	deleteCPU := churn0.until(churn1)
-	m.DeleteCPU = &deleteCPU
-	logf("deleting: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", deleteCPU.Kubelet, n.RuntimeProcessName(), deleteCPU.Runtime, deleteCPU.Seconds)
-	logf("adding %d pods, %v apart", singles, o.Gap)
-	added := make([]string, singles)
-	addedAt := make([]time.Time, singles)
-	for i := range added {
-		added[i] = fmt.Sprintf("s-%03d", i)
-		addedAt[i] = time.Now()
-		if err := n.AddPod(added[i], node.PodManifest(added[i], n.HostPathDir(), nil)); err != nil {
-			return m, err
-		}
-		if err := sleep(ctx, o.Gap); err != nil {
-			return m, err
-		}
-	}
-	churn2, err := sampleCPU(n)
-	if err != nil {
-		return m, err
-	}
-	addCPU := churn1.until(churn2)
-	m.AddCPU = &addCPU
-	logf("adding: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", addCPU.Kubelet, n.RuntimeProcessName(), addCPU.Runtime, addCPU.Seconds)
-	if err := waitRunning(ctx, n, o.Pods, 5*time.Minute); err != nil {
-		return m, err
-	}
-	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
-		return m, err
-	}
-	// Every pod's waits are logged before its containers run, or right
-	// after it is deleted.
-	waits, err := n.VolumeWaits()
-	if err != nil {
-		return m, err
-	}
-	key := func(name string) string { return "default/" + n.PodName(name) }
-	for i, name := range burst {
-		if d, ok := waits.Mount[key(name)]; ok {
-			m.BurstMount = append(m.BurstMount, d.Seconds())
-		}
-		if i < singles {
-			if d, ok := waits.Unmount[key(name)]; ok {
-				m.Unmount = append(m.Unmount, d.Seconds())
-				m.UnmountEndToEnd = append(m.UnmountEndToEnd, waits.UnmountedAt[key(name)].Sub(removedAt[i]).Seconds())
-			}
-		}
-	}
-	for i, name := range added {
-		if d, ok := waits.Mount[key(name)]; ok {
-			m.Mount = append(m.Mount, d.Seconds())
-			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(addedAt[i]).Seconds())
-		}
-	}
-	timelines, err := n.DeletionTimeline()
-	if err != nil {
-		return m, err
-	}
-	var whole int
-	m.DeletionPhases = map[string][]float64{}
-	for i := range singles {
-		t, ok := timelines[key(burst[i])]
-		if !ok {
-			continue
-		}
-		phases := 0
-		for _, p := range node.DeletionPhases() {
-			if t.Has(p) {
-				m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], t.At[p].Sub(removedAt[i]).Seconds())
-				phases++
-			}
-		}
-		if phases == node.NumDeletionPhases {
-			whole++
-		}
-		if d, ok := t.Between(node.TerminationComplete, node.TearDownDone); ok {
-			m.TerminatedToTearDown = append(m.TerminatedToTearDown, d.Seconds())
-		}
-		if d, ok := t.Between(node.TerminationComplete, node.SyncTerminatedEnter); ok {
-			m.TerminatedToSyncTerminated = append(m.TerminatedToSyncTerminated, d.Seconds())
-		}
-	}
-	logf("deletion timelines: %d of %d pods have every phase", whole, singles)
-	if len(m.Mount) < singles || len(m.Unmount) < singles {
-		return m, fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits (it must run at --v=3)",
-			len(m.Mount), singles, len(m.Unmount), singles)
-	}
-	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has("volume_manager_loop_iterations_total") {
-		m.Triggers = metrics.ByLabel("volume_manager_loop_iterations_total", "trigger")
-		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
-	}
-	// Last: the trigger and missed-signal counts above cover the same
-	// stretch of the run as before this measurement.
-	if o.ExitPods > 0 {
-		if m.ExitUnmount, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
-			return m, err
-		}
-		m.ExitPollSeconds = o.ExitPoll.Seconds()
-	}
-	return m, nil
-}
-
-// kubeletVersion is what the kubelet binary's --version prints, such as
-// "Kubernetes v1.37.0".
-func kubeletVersion(ctx context.Context, binary string) (string, error) {
-	out, err := exec.CommandContext(ctx, binary, "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w", binary, err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// profileVolumeManager profiles the kubelet for d and returns the profile's
-// length and the CPU it sampled, in seconds, and the volume manager's part
-// of it with its top functions.
-func profileVolumeManager(ctx context.Context, n *node.Node, d time.Duration, logf func(string, ...any)) (seconds, total, volumeManager float64, top []node.FunctionCPU, err error) {
-	logf("profiling the kubelet for %v", d)
-	prof, err := n.Profile(ctx, d)
-	if err != nil {
-		return 0, 0, 0, nil, fmt.Errorf("profiling the kubelet: %w", err)
-	}
-	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
-	if err != nil {
-		return 0, 0, 0, nil, err
-	}
-	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
-	return d.Seconds(), share.Total.Seconds(), share.Matched.Seconds(), share.Top, nil
-}
-
-// waitRunning waits until want containers named bb run.
-func waitRunning(ctx context.Context, n *node.Node, want int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		out, err := n.Crictl(ctx, "ps", "--quiet", "--state", "running", "--name", "^bb$")
-		got := len(strings.Fields(out))
-		if err == nil && got >= want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d containers run after %v (last error: %v); see %s", got, want, timeout, err, n.KubeletLog())
-		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return err
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
-
-// Median is the middle value of xs, or the mean of the two middle values
-// when their number is even (two rounds are not summed up by the lower of
-// them), or NaN for none.
-func Median(xs []float64) float64 {
-	if len(xs)%2 == 1 || len(xs) == 0 {
-		return bench.Quantile(xs, 0.5)
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// loopPassesMetric counts the loops' passes by loop and kind.
-const loopPassesMetric = "volume_manager_loop_passes_total"
-
-// Loops and pass kinds, as the gate's metrics label them.
-var (
-	loops     = []string{"desired_state_of_world_populator", "reconciler"}
-	passKinds = []string{"full", "partial", "skipped"}
+// Phases of a cluster round whose API requests a Mode counts.
+const (
+	PhaseIdle  = "idle"  // the idle windows
+	PhaseChurn = "churn" // the CSI pods added and deleted
 )
 
-// passesByLoopAndKind reads the passes metric keyed "loop/kind".
-func passesByLoopAndKind(metrics node.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	for _, loop := range loops {
-		for _, kind := range passKinds {
-			out[loop+"/"+kind] = metrics.Sum(loopPassesMetric, "loop", loop, "kind", kind)
-		}
+// PodKind is a kind of single pod the cluster benchmark adds and deletes.
+type PodKind struct {
+	// Key names the kind in results; CSI and AttachDelay are as in
+	// cluster.APIPod.
+	Key         string
+	CSI         bool
+	AttachDelay time.Duration
+}
+
+// ClusterPodKinds are the single pods' kinds: the token, configMap, secret
+// and emptyDir only, and those with a CSI volume that requires attach, its
+// attach marked 0 s and 1 s after the VolumeAttachment appears.
+var ClusterPodKinds = []PodKind{
+	{Key: "api"},
+	{Key: "csi-0s", CSI: true},
+	{Key: "csi-1s", CSI: true, AttachDelay: time.Second},
+}
+
+// KindTimes are one kind's single pods' times, in seconds.
+type KindTimes struct {
+	// Mount is the volume manager's wait (Waiting for volumes → All
+	// volumes are attached and mounted); MountEndToEnd is from the pod's
+	// creation through the API to the wait's end.
+	Mount         []float64 `json:"mount"`
+	MountEndToEnd []float64 `json:"mountEndToEnd"`
+	// SetUpToMounted is from the pod's last volume mounted (its last
+	// MountVolume.SetUp line, or the wait's start if later) to the wait's
+	// end: the volume manager's own reaction, without the plugins' work.
+	SetUpToMounted []float64 `json:"setUpToMounted,omitempty"`
+	// AttachedToMounted is from the attacher marking the volume attached
+	// to the wait's end, and ListedToMounted from the node's status listing
+	// it attached (the attach/detach controller's write, which the kubelet
+	// waits for) to the wait's end (CSI kinds).
+	AttachedToMounted []float64 `json:"attachedToMounted,omitempty"`
+	ListedToMounted   []float64 `json:"listedToMounted,omitempty"`
+	// UnmountEndToEnd is from the pod's deletion through the API to All
+	// volumes are unmounted; DetachEndToEnd to the VolumeAttachment gone
+	// (CSI kinds).
+	UnmountEndToEnd []float64 `json:"unmountEndToEnd"`
+	DetachEndToEnd  []float64 `json:"detachEndToEnd,omitempty"`
+}
+
+// Result is a whole benchmark run, on a cluster node or not: the rounds of
+// upstream's kubelet (none without stock) and of the series' kubelet with
+// the gate off and on, and the configurations each round ran, in order.
+type Result struct {
+	Cluster bool   `json:"cluster,omitempty"`
+	Stock   []Mode `json:"stock,omitempty"`
+	Off, On []Mode
+	Orders  [][]Config `json:"orders"`
+}
+
+// Add files m with the rounds of its configuration.
+func (r *Result) Add(m Mode) {
+	switch m.Config() {
+	case Stock:
+		r.Stock = append(r.Stock, m)
+	case GateOn:
+		r.On = append(r.On, m)
+	default:
+		r.Off = append(r.Off, m)
 	}
-	return out
+}
+
+// Modes are the rounds of configuration c.
+func (r Result) Modes(c Config) []Mode {
+	return map[Config][]Mode{Stock: r.Stock, GateOff: r.Off, GateOn: r.On}[c]
+}
+
+// configs are the configurations r has rounds of, in the report's order.
+func (r Result) configs() []Config {
+	return slices.DeleteFunc(slices.Clone(Configs), func(c Config) bool { return len(r.Modes(c)) == 0 })
+}
+
+// Load reads a result written by Save.
+func Load(path string) (Result, error) {
+	var r Result
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(r.Off) == 0 || len(r.On) == 0 {
+		return r, fmt.Errorf("%s: want results for the gate off and on", path)
+	}
+	return r, nil
+}
+
+// Save writes r as JSON.
+func (r Result) Save(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }

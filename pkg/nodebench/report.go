@@ -17,209 +17,88 @@ limitations under the License.
 package nodebench
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
-	"image/color"
+	"maps"
 	"math"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"evented-volume-manager/pkg/bench"
-	"evented-volume-manager/pkg/node"
+	"evented-volume-manager/pkg/kubeletlog"
 )
 
-// Result is a whole benchmark run: every round of each configuration.
-type Result struct {
-	// Stock are the rounds of upstream's kubelet; results from before the
-	// stock configuration, or from runs that skipped it, have none.
-	Stock []Mode `json:"Stock,omitempty"`
-	// Off and On are the rounds of the series' kubelet with the gate off
-	// and on.
-	Off, On []Mode
-	// Orders are the configurations each round ran, in the order it ran
-	// them; results from before they were recorded have none.
-	Orders [][]Config `json:"Orders,omitempty"`
-}
+// samples are a figure's values in one round; pooled gathers them over
+// rounds.
+type samples func(m Mode) []float64
 
-// Add files m with the rounds of its configuration.
-func (r *Result) Add(m Mode) {
-	switch m.Config() {
-	case Stock:
-		r.Stock = append(r.Stock, m)
-	case GateOn:
-		r.On = append(r.On, m)
-	default:
-		r.Off = append(r.Off, m)
+func pooled(modes []Mode, of samples) []float64 {
+	var xs []float64
+	for _, m := range modes {
+		xs = append(xs, of(m)...)
 	}
+	return xs
 }
 
-// Modes are the rounds of configuration c.
-func (r Result) Modes(c Config) []Mode {
-	switch c {
-	case Stock:
-		return r.Stock
-	case GateOn:
-		return r.On
-	default:
-		return r.Off
-	}
-}
+// Some samples: the CPU-s/min of each idle window of a process, the volume
+// manager's CPU-s/min of a round's profile, and a process's CPU-s/min over
+// a stretch of pod churn.
+var (
+	kubeletCPU = perMinute(func(m Mode) []float64 { return m.KubeletCPU })
+	runtimeCPU = perMinute(func(m Mode) []float64 { return m.RuntimeCPU })
+	vmCPU      = profiled(func(m Mode) float64 { return 60 * m.VolumeManagerCPUSeconds / m.ProfileSeconds })
+)
 
-// HasStock reports whether r has rounds of upstream's kubelet.
-func (r Result) HasStock() bool { return len(r.Stock) > 0 }
-
-// configs are the configurations r has rounds of, in the report's order.
-func (r Result) configs() []Config {
-	var cs []Config
-	for _, c := range Configs {
-		if len(r.Modes(c)) > 0 {
-			cs = append(cs, c)
+func perMinute(cpu func(m Mode) []float64) samples {
+	return func(m Mode) []float64 {
+		var xs []float64
+		for _, x := range cpu(m) {
+			xs = append(xs, 60*x/m.WindowSeconds)
 		}
-	}
-	return cs
-}
-
-// Load reads a result written by Save.
-func Load(path string) (Result, error) {
-	var r Result
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return r, err
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(r.Off) == 0 || len(r.On) == 0 {
-		return r, fmt.Errorf("%s: want results for the gate off and on", path)
-	}
-	for _, modes := range [][]Mode{r.Stock, r.Off, r.On} {
-		for i := range modes {
-			modes[i].migrate()
-		}
-	}
-	return r, nil
-}
-
-// migrate moves the fields of results from before CRI-O to their names now.
-func (m *Mode) migrate() {
-	if len(m.RuntimeCPU) == 0 {
-		m.RuntimeCPU, m.LegacyContainerdCPU = m.LegacyContainerdCPU, nil
-	}
-	for _, c := range []*ChurnCPU{m.DeleteCPU, m.AddCPU} {
-		if c != nil && c.Runtime == 0 {
-			c.Runtime, c.LegacyContainerd = c.LegacyContainerd, 0
-		}
+		return xs
 	}
 }
 
-// RuntimeName is the short name of the mode's container runtime: containerd
-// or CRI-O.
-func (m Mode) RuntimeName() string {
-	if strings.HasPrefix(m.Runtime, "CRI-O") {
-		return "CRI-O"
-	}
-	return "containerd"
-}
-
-// RuntimeLabel is the mode's container runtime as the node named it.
-func (m Mode) RuntimeLabel() string {
-	if m.Runtime == "" {
-		return "containerd"
-	}
-	return m.Runtime
-}
-
-// Save writes r as JSON.
-func (r Result) Save(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
-}
-
-// merged pools a configuration's rounds.
-type merged struct {
-	kubeletPerMin, runtimePerMin     []float64
-	vmShare, vmPerMin, profilePerMin []float64
-	iterations                       map[string]float64
-	idleSeconds                      float64
-	passes                           map[string]float64
-	passSeconds                      float64
-	burst, mount, unmount            []float64
-	mountE2E, unmountE2E             []float64
-	startup                          []float64
-	// exitUnmount are the exiting pods' times from container exit to
-	// volumes unmounted.
-	exitUnmount []float64
-	// phases are the deletion phases by key; terminatedToTearDown and
-	// terminatedToSync the per-pod differences.
-	phases                                 map[string][]float64
-	terminatedToTearDown, terminatedToSync []float64
-	// CPU-s/min over each round's single-pod deletions and additions.
-	deleteKubelet, deleteRuntime []float64
-	addKubelet, addRuntime       []float64
-}
-
-func merge(modes []Mode) merged {
-	m := merged{iterations: map[string]float64{}, passes: map[string]float64{}, phases: map[string][]float64{}}
-	// perMin is one process's CPU-s/min over a stretch of churn, if the
-	// mode has it.
-	perMin := func(c *ChurnCPU, of func(ChurnCPU) float64) []float64 {
-		if c == nil || c.Seconds <= 0 {
+func profiled(of func(m Mode) float64) samples {
+	return func(m Mode) []float64 {
+		if m.ProfileCPUSeconds <= 0 {
 			return nil
 		}
-		return []float64{60 * of(*c) / c.Seconds}
+		return []float64{of(m)}
 	}
-	for _, mode := range modes {
-		for k, v := range mode.DeletionPhases {
-			m.phases[k] = append(m.phases[k], v...)
+}
+
+func churnCPU(stretch func(m Mode) *ChurnCPU, of func(c *ChurnCPU) float64) samples {
+	return func(m Mode) []float64 {
+		if c := stretch(m); c != nil && c.Seconds > 0 {
+			return []float64{60 * of(c) / c.Seconds}
 		}
-		m.terminatedToTearDown = append(m.terminatedToTearDown, mode.TerminatedToTearDown...)
-		m.terminatedToSync = append(m.terminatedToSync, mode.TerminatedToSyncTerminated...)
-		m.deleteKubelet = append(m.deleteKubelet, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
-		m.deleteRuntime = append(m.deleteRuntime, perMin(mode.DeleteCPU, func(c ChurnCPU) float64 { return c.Runtime })...)
-		m.addKubelet = append(m.addKubelet, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Kubelet })...)
-		m.addRuntime = append(m.addRuntime, perMin(mode.AddCPU, func(c ChurnCPU) float64 { return c.Runtime })...)
-		for _, c := range mode.KubeletCPU {
-			m.kubeletPerMin = append(m.kubeletPerMin, 60*c/mode.WindowSeconds)
-		}
-		for _, c := range mode.RuntimeCPU {
-			m.runtimePerMin = append(m.runtimePerMin, 60*c/mode.WindowSeconds)
-		}
-		if mode.ProfileCPUSeconds > 0 {
-			m.vmShare = append(m.vmShare, mode.VolumeManagerCPUSeconds/mode.ProfileCPUSeconds)
-			m.vmPerMin = append(m.vmPerMin, 60*mode.VolumeManagerCPUSeconds/mode.ProfileSeconds)
-			m.profilePerMin = append(m.profilePerMin, 60*mode.ProfileCPUSeconds/mode.ProfileSeconds)
-		}
-		for loop, v := range mode.Iterations {
-			m.iterations[loop] += v
-		}
-		for key, v := range mode.Passes {
-			m.passes[key] += v
-		}
-		if mode.Passes != nil {
-			m.passSeconds += mode.WindowSeconds * float64(len(mode.KubeletCPU))
-		}
-		if mode.Iterations != nil {
-			m.idleSeconds += mode.WindowSeconds * float64(len(mode.KubeletCPU))
-		}
-		m.burst = append(m.burst, mode.BurstMount...)
-		m.mount = append(m.mount, mode.Mount...)
-		m.unmount = append(m.unmount, mode.Unmount...)
-		m.mountE2E = append(m.mountE2E, mode.MountEndToEnd...)
-		m.unmountE2E = append(m.unmountE2E, mode.UnmountEndToEnd...)
-		m.exitUnmount = append(m.exitUnmount, mode.ExitUnmount...)
-		m.startup = append(m.startup, mode.StartupSeconds)
+		return nil
 	}
-	return m
+}
+
+// idleRate is counts' key a minute over the idle windows of the rounds
+// that have counts, or NaN for none.
+func idleRate(modes []Mode, counts func(m Mode) map[string]float64, key string) float64 {
+	var n, seconds float64
+	for _, m := range modes {
+		if c := counts(m); c != nil {
+			n += c[key]
+			seconds += m.WindowSeconds * float64(len(m.KubeletCPU))
+		}
+	}
+	if seconds == 0 {
+		return math.NaN() // no counter without the gate on
+	}
+	return 60 * n / seconds
+}
+
+func passes(m Mode) map[string]float64 { return m.Passes }
+
+// phase is the time from the manifest removed to a deletion phase.
+func phase(p kubeletlog.DeletionPhase) samples {
+	return func(m Mode) []float64 { return m.DeletionPhases[p.Key()] }
 }
 
 // Stat is a figure of one configuration: its value over all rounds pooled,
@@ -243,24 +122,20 @@ func (s Stat) Spread() float64 {
 }
 
 // statOf is value over modes pooled, and its extremes in single rounds.
-func statOf(modes []Mode, value func(m merged) float64) Stat {
+func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
 	s := Stat{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()}
 	if len(modes) == 0 {
 		return s
 	}
-	s.Value = value(merge(modes))
-	for _, mode := range modes {
-		v := value(merge([]Mode{mode}))
-		if math.IsNaN(v) {
-			continue
+	s.Value = value(modes)
+	var rounds []float64
+	for i := range modes {
+		if v := value(modes[i : i+1]); !math.IsNaN(v) {
+			rounds = append(rounds, v)
 		}
-		if s.Rounds == 0 || v < s.Min {
-			s.Min = v
-		}
-		if s.Rounds == 0 || v > s.Max {
-			s.Max = v
-		}
-		s.Rounds++
+	}
+	if s.Rounds = len(rounds); s.Rounds > 0 {
+		s.Min, s.Max = slices.Min(rounds), slices.Max(rounds)
 	}
 	return s
 }
@@ -274,20 +149,18 @@ type Row struct {
 	LowerWins bool
 	Stock     Stat
 	Off, On   Stat
+	// offNote stands in the gate-off cell where gate off has no value.
+	offNote string
 }
 
 // Ratio is off/on for figures where lower is better (on/off otherwise), so
 // that "9x" reads as nine times better with the gate on.
-func (r Row) Ratio() string {
-	return bench.Row{Off: r.Off.Value, On: r.On.Value, LowerWins: r.LowerWins}.Ratio()
-}
+func (r Row) Ratio() string { return bench.Ratio(r.Off.Value, r.On.Value, r.LowerWins) }
 
 // StockRatio is stock/on for figures where lower is better (on/stock
 // otherwise): how many times better the gate on does than upstream's
 // kubelet.
-func (r Row) StockRatio() string {
-	return bench.Row{Off: r.Stock.Value, On: r.On.Value, LowerWins: r.LowerWins}.Ratio()
-}
+func (r Row) StockRatio() string { return bench.Ratio(r.Stock.Value, r.On.Value, r.LowerWins) }
 
 // StockDiffers reports whether stock and gate off differ by more than the
 // rounds' spread: their values are further apart than the wider of their
@@ -302,102 +175,169 @@ func (r Row) StockDiffers() bool {
 
 // figure is a row of the comparison table, to compute from any rounds.
 type figure struct {
-	name      string
-	unit      string
-	lowerWins bool
-	// optional figures are left out of results whose gate-on rounds lack
-	// them: results from before their metric or measurement.
+	name, unit string
+	lowerWins  bool
+	// optional figures are left out where no configuration has them.
 	optional bool
-	value    func(m merged) float64
+	offNote  string
+	value    func(modes []Mode) float64
 }
 
-// figures are the comparison table's rows.
-func figures(r Result) []figure {
-	rt := r.On[0].RuntimeName()
-	gap, pods := r.On[0].GapSeconds, r.On[0].Pods
-	median := func(of func(m merged) []float64) func(m merged) float64 {
-		return func(m merged) float64 { return Median(of(m)) }
-	}
-	iterations := func(loop string) func(m merged) float64 {
-		return func(m merged) float64 {
-			if m.idleSeconds == 0 {
-				return math.NaN() // no counter without the gate on
-			}
-			var n float64
-			for l, v := range m.iterations {
-				if loop == "" || l == loop {
-					n += v
-				}
-			}
-			return 60 * n / m.idleSeconds
-		}
-	}
-	fs := []figure{
-		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(func(m merged) []float64 { return m.kubeletPerMin })},
-		{name: "idle " + rt + " CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(func(m merged) []float64 { return m.runtimePerMin })},
-		{name: "volume manager share of kubelet CPU (pprof)", unit: "%", lowerWins: true, value: func(m merged) float64 { return 100 * Median(m.vmShare) }},
-		{name: "volume manager CPU (pprof)", unit: "CPU-s/min", lowerWins: true, value: median(func(m merged) []float64 { return m.vmPerMin })},
-		{name: "idle populator iterations", unit: "/min", lowerWins: true, value: iterations("desired_state_of_world_populator")},
-		{name: "idle reconciler iterations", unit: "/min", lowerWins: true, value: iterations("reconciler")},
-	}
-	for _, loop := range []struct{ name, label string }{{"populator", "desired_state_of_world_populator"}, {"reconciler", "reconciler"}} {
-		for _, kind := range []struct{ name, label string }{{"full passes (walk all state)", "full"}, {"partial passes (changed pods)", "partial"}, {"skipped passes", "skipped"}} {
-			key := loop.label + "/" + kind.label
-			fs = append(fs, figure{name: fmt.Sprintf("idle %s %s", loop.name, kind.name), unit: "/min", lowerWins: kind.label == "full", optional: true,
-				value: func(m merged) float64 {
-					if m.passSeconds == 0 {
-						return math.NaN() // no counter without the gate on
-					}
-					return 60 * m.passes[key] / m.passSeconds
-				}})
-		}
-	}
-	for _, s := range []struct {
-		name string
-		of   func(m merged) []float64
-		// optional: see figure.optional.
-		optional bool
-	}{
-		{fmt.Sprintf("volume-ready wait, single pods %gs apart", gap), func(m merged) []float64 { return m.mount }, false},
-		{fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", gap), func(m merged) []float64 { return m.mountE2E }, false},
-		{fmt.Sprintf("unmount wait, single pods %gs apart", gap), func(m merged) []float64 { return m.unmount }, false},
-		{fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), func(m merged) []float64 { return m.unmountE2E }, false},
-		{fmt.Sprintf("volume-ready wait, %d pods at once", pods), func(m merged) []float64 { return m.burst }, false},
-		{"container exited on its own → volumes unmounted (mountinfo)", func(m merged) []float64 { return m.exitUnmount }, true},
-	} {
-		for _, q := range []struct {
-			name string
-			q    float64
-		}{{"p50", 0.5}, {"p99", 0.99}} {
-			fs = append(fs, figure{name: fmt.Sprintf("%s %s", s.name, q.name), unit: "ms", lowerWins: true, optional: s.optional,
-				value: func(m merged) float64 { return 1000 * bench.Quantile(s.of(m), q.q) }})
-		}
-	}
-	fs = append(fs, figure{name: fmt.Sprintf("all %d pods running, from manifests written", pods), unit: "s", lowerWins: true,
-		value: median(func(m merged) []float64 { return m.startup })})
-	for _, c := range []struct {
-		name string
-		of   func(m merged) []float64
-	}{
-		{"kubelet CPU while single pods are deleted", func(m merged) []float64 { return m.deleteKubelet }},
-		{rt + " CPU while single pods are deleted", func(m merged) []float64 { return m.deleteRuntime }},
-		{"kubelet CPU while single pods are added", func(m merged) []float64 { return m.addKubelet }},
-		{rt + " CPU while single pods are added", func(m merged) []float64 { return m.addRuntime }},
-	} {
-		fs = append(fs, figure{name: fmt.Sprintf("%s, %gs apart (median of rounds)", c.name, gap), unit: "CPU-s/min", lowerWins: true, optional: true,
-			value: median(c.of)})
+// quantiles are the figures "name p50" and "name p99" of of, in ms.
+func quantiles(name string, optional bool, of samples) []figure {
+	var fs []figure
+	for _, q := range []float64{0.5, 0.99} {
+		fs = append(fs, figure{name: fmt.Sprintf("%s p%.0f", name, 100*q), unit: "ms", lowerWins: true, optional: optional,
+			value: func(modes []Mode) float64 { return 1000 * bench.Quantile(pooled(modes, of), q) }})
 	}
 	return fs
+}
+
+// median is the median of of (the mean of the middle two, for an even
+// number of samples), scaled.
+func median(of samples, scale float64) func(modes []Mode) float64 {
+	return func(modes []Mode) float64 { return scale * bench.Median(pooled(modes, of)) }
+}
+
+// standaloneFigures are the rows of a standalone node's table.
+func standaloneFigures(r Result) []figure {
+	rt, gap, pods := r.On[0].RuntimeName(), r.On[0].GapSeconds, r.On[0].Pods
+	fs := []figure{
+		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(kubeletCPU, 1)},
+		{name: "idle " + rt + " CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(runtimeCPU, 1)},
+		{name: "volume manager share of kubelet CPU (pprof)", unit: "%", lowerWins: true,
+			value: median(profiled(func(m Mode) float64 { return m.VolumeManagerCPUSeconds / m.ProfileCPUSeconds }), 100)},
+		{name: "volume manager CPU (pprof)", unit: "CPU-s/min", lowerWins: true, value: median(vmCPU, 1)},
+	}
+	for _, loop := range loops {
+		fs = append(fs, figure{name: fmt.Sprintf("idle %s iterations", shortLoop(loop)), unit: "/min", lowerWins: true,
+			value: func(modes []Mode) float64 {
+				return idleRate(modes, func(m Mode) map[string]float64 { return m.Iterations }, loop)
+			}})
+	}
+	for _, loop := range loops {
+		for _, kind := range []struct{ name, label string }{{"full passes (walk all state)", "full"}, {"partial passes (changed pods)", "partial"}, {"skipped passes", "skipped"}} {
+			fs = append(fs, figure{name: fmt.Sprintf("idle %s %s", shortLoop(loop), kind.name), unit: "/min", lowerWins: kind.label == "full", optional: true,
+				value: func(modes []Mode) float64 { return idleRate(modes, passes, loop+"/"+kind.label) }})
+		}
+	}
+	fs = slices.Concat(fs,
+		quantiles(fmt.Sprintf("volume-ready wait, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.Mount }),
+		quantiles(fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.MountEndToEnd }),
+		quantiles(fmt.Sprintf("unmount wait, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.Unmount }),
+		quantiles(fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.UnmountEndToEnd }),
+		quantiles(fmt.Sprintf("volume-ready wait, %d pods at once", pods), false, func(m Mode) []float64 { return m.BurstMount }),
+		quantiles("container exited on its own → volumes unmounted (mountinfo)", true, func(m Mode) []float64 { return m.ExitUnmount }),
+		[]figure{{name: fmt.Sprintf("all %d pods running, from manifests written", pods), unit: "s", lowerWins: true,
+			value: median(func(m Mode) []float64 { return []float64{m.StartupSeconds} }, 1)}},
+	)
+	deleted, added := func(m Mode) *ChurnCPU { return m.DeleteCPU }, func(m Mode) *ChurnCPU { return m.AddCPU }
+	kubelet, runtime := func(c *ChurnCPU) float64 { return c.Kubelet }, func(c *ChurnCPU) float64 { return c.Runtime }
+	for _, c := range []struct {
+		name string
+		of   samples
+	}{
+		{"kubelet CPU while single pods are deleted", churnCPU(deleted, kubelet)},
+		{rt + " CPU while single pods are deleted", churnCPU(deleted, runtime)},
+		{"kubelet CPU while single pods are added", churnCPU(added, kubelet)},
+		{rt + " CPU while single pods are added", churnCPU(added, runtime)},
+	} {
+		fs = append(fs, figure{name: fmt.Sprintf("%s, %gs apart (median of rounds)", c.name, gap), unit: "CPU-s/min", lowerWins: true, optional: true,
+			value: median(c.of, 1)})
+	}
+	return fs
+}
+
+// clusterFigures are the rows of a cluster node's table: idle figures are
+// medians by nearest rank over all windows (CPU) or rounds (passes,
+// profile); latencies pool every sample.
+func clusterFigures(r Result) []figure {
+	var fs []figure
+	for _, f := range []struct {
+		name string
+		of   samples
+	}{
+		{"idle volume manager CPU (pprof)", vmCPU},
+		{"idle kubelet CPU", kubeletCPU},
+		{"idle container runtime CPU", runtimeCPU},
+		{"idle kube-apiserver CPU", perMinute(func(m Mode) []float64 { return m.APIServerCPU })},
+		{"idle kube-controller-manager CPU", perMinute(func(m Mode) []float64 { return m.ControllerManagerCPU })},
+	} {
+		fs = append(fs, figure{name: f.name, unit: "CPU-s/min", lowerWins: true, value: nearestMedian(f.of)})
+	}
+	// Gate off, upstream's loops count no passes.
+	for _, loop := range loops {
+		for _, kind := range []struct{ label, offNote string }{{"full", "600 (polls every 100 ms)"}, {"partial", "0 (every poll is full)"}} {
+			fs = append(fs, figure{name: fmt.Sprintf("idle %s passes, %s", shortLoop(loop), kind.label), unit: "/min", lowerWins: true, offNote: kind.offNote,
+				value: nearestMedian(func(m Mode) []float64 {
+					if v, ok := m.Passes[loop+"/"+kind.label]; ok && m.WindowSeconds > 0 && len(m.KubeletCPU) > 0 {
+						return []float64{60 * v / (m.WindowSeconds * float64(len(m.KubeletCPU)))}
+					}
+					return nil
+				})})
+		}
+	}
+	for _, kind := range ClusterPodKinds {
+		if pooledKind(r.Off, kind.Key) == nil || pooledKind(r.On, kind.Key) == nil {
+			continue
+		}
+		for _, t := range []struct {
+			name string
+			of   func(t *KindTimes) []float64
+		}{
+			{"volume-ready wait", func(t *KindTimes) []float64 { return t.Mount }},
+			{"created → mounted", func(t *KindTimes) []float64 { return t.MountEndToEnd }},
+			{"last volume set up → wait ends", func(t *KindTimes) []float64 { return t.SetUpToMounted }},
+			{"attached → mounted", func(t *KindTimes) []float64 { return t.AttachedToMounted }},
+			{"node status lists it → mounted", func(t *KindTimes) []float64 { return t.ListedToMounted }},
+			{"deleted → unmounted", func(t *KindTimes) []float64 { return t.UnmountEndToEnd }},
+			{"deleted → detached", func(t *KindTimes) []float64 { return t.DetachEndToEnd }},
+		} {
+			fs = append(fs, quantiles(kind.Key+": "+t.name, true, func(m Mode) []float64 {
+				if k := m.Kinds[kind.Key]; k != nil {
+					return t.of(k)
+				}
+				return nil
+			})...)
+		}
+	}
+	return slices.Concat(fs,
+		quantiles("configMap updated → pod file", false, func(m Mode) []float64 { return m.ConfigMapUpdate }),
+		quantiles("pod sync → volumes remounted", false, func(m Mode) []float64 { return m.Remount }))
+}
+
+// nearestMedian is the median of of by nearest rank: with an even number of
+// samples, the lower of the middle two.
+func nearestMedian(of samples) func(modes []Mode) float64 {
+	return func(modes []Mode) float64 { return bench.Quantile(pooled(modes, of), 0.5) }
+}
+
+// pooledKind is the created → mounted and deleted → unmounted times of a
+// kind's pods over the rounds, or nil if no round has the kind.
+func pooledKind(modes []Mode, key string) *KindTimes {
+	var t *KindTimes
+	for _, m := range modes {
+		if k := m.Kinds[key]; k != nil {
+			t = cmp.Or(t, &KindTimes{})
+			t.MountEndToEnd = append(t.MountEndToEnd, k.MountEndToEnd...)
+			t.UnmountEndToEnd = append(t.UnmountEndToEnd, k.UnmountEndToEnd...)
+		}
+	}
+	return t
 }
 
 // Rows are the comparison table's lines: each figure pooled over the rounds
 // of every configuration, with its extremes in single rounds.
 func Rows(r Result) []Row {
+	fs := standaloneFigures(r)
+	if r.Cluster {
+		fs = clusterFigures(r)
+	}
 	var rows []Row
-	for _, f := range figures(r) {
-		row := Row{Figure: f.name, Unit: f.unit, LowerWins: f.lowerWins,
+	for _, f := range fs {
+		row := Row{Figure: f.name, Unit: f.unit, LowerWins: f.lowerWins, offNote: f.offNote,
 			Stock: statOf(r.Stock, f.value), Off: statOf(r.Off, f.value), On: statOf(r.On, f.value)}
-		if f.optional && math.IsNaN(row.On.Value) {
+		if f.optional && math.IsNaN(row.Stock.Value) && math.IsNaN(row.Off.Value) && math.IsNaN(row.On.Value) {
 			continue
 		}
 		rows = append(rows, row)
@@ -426,220 +366,302 @@ type PhaseRow struct {
 // then the per-pod time from termination complete to the last TearDown and
 // to SyncTerminatedPod enter. It is empty for results without phases.
 func PhaseRows(r Result) []PhaseRow {
-	hasPhases := false
-	for _, c := range r.configs() {
-		hasPhases = hasPhases || len(merge(r.Modes(c)).phases) > 0
-	}
-	if !hasPhases {
+	if !slices.ContainsFunc(slices.Concat(r.Stock, r.Off, r.On), func(m Mode) bool { return len(m.DeletionPhases) > 0 }) {
 		return nil
 	}
-	stat := func(modes []Mode, of func(m merged) []float64) PhaseStat {
-		ms := func(q float64) func(m merged) float64 {
-			return func(m merged) float64 { return 1000 * bench.Quantile(of(m), q) }
-		}
-		return PhaseStat{P50: statOf(modes, ms(0.5)), P99: statOf(modes, ms(0.99)), Pods: len(of(merge(modes)))}
+	stat := func(modes []Mode, of samples) PhaseStat {
+		q := quantiles("", false, of)
+		return PhaseStat{P50: statOf(modes, q[0].value), P99: statOf(modes, q[1].value), Pods: len(pooled(modes, of))}
 	}
-	row := func(figure string, of func(m merged) []float64) PhaseRow {
+	row := func(figure string, of samples) PhaseRow {
 		return PhaseRow{Figure: figure, Stock: stat(r.Stock, of), Off: stat(r.Off, of), On: stat(r.On, of)}
 	}
 	var rows []PhaseRow
-	for _, p := range node.DeletionPhases() {
-		rows = append(rows, row(fmt.Sprintf("%s (`%s`)", p, phaseMessage(p)), func(m merged) []float64 { return m.phases[p.Key()] }))
+	for _, ph := range kubeletlog.DeletionPhases() {
+		msg := ph.Message()
+		if strings.HasSuffix(msg, " ") { // the kubelet's message goes on
+			msg = strings.TrimSpace(msg) + " …"
+		}
+		rows = append(rows, row(fmt.Sprintf("%s (`%s`)", ph, msg), phase(ph)))
 	}
 	return append(rows,
-		row(fmt.Sprintf("%s → %s, per pod", node.TerminationComplete, node.TearDownDone), func(m merged) []float64 { return m.terminatedToTearDown }),
-		row(fmt.Sprintf("%s → %s, per pod", node.TerminationComplete, node.SyncTerminatedEnter), func(m merged) []float64 { return m.terminatedToSync }),
+		row(fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.TearDownDone), func(m Mode) []float64 { return m.TerminatedToTearDown }),
+		row(fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.SyncTerminatedEnter), func(m Mode) []float64 { return m.TerminatedToSyncTerminated }),
 	)
 }
 
-// phaseMessage is a phase's log message, with an ellipsis where the
-// kubelet's message goes on.
-func phaseMessage(p node.DeletionPhase) string {
-	if msg := p.Message(); strings.HasSuffix(msg, " ") {
-		return strings.TrimSpace(msg) + " …"
-	}
-	return p.Message()
+// APIRequestRow is one line of the kubelet's API requests table: per gate
+// value (0 off, 1 on), requests a minute in the idle and churn phases, and
+// the most received in any 1 s of each.
+type APIRequestRow struct {
+	Key               string
+	Idle, Churn       [2]float64
+	IdleMax, ChurnMax [2]int
 }
 
-// roundsLine says how many rounds ran, and in which order.
-func roundsLine(r Result) string {
-	if len(r.Orders) == 0 {
-		return fmt.Sprintf("%d round(s) per gate value (the order within each round is not recorded in these results)", len(r.On))
-	}
-	orders := make([]string, len(r.Orders))
-	for i, order := range r.Orders {
-		names := make([]string, len(order))
-		for j, c := range order {
-			names[j] = string(c)
+// APIRequestRows are the kubelet's requests by verb and resource, sorted by
+// resource, then verb.
+func APIRequestRows(r Result) []APIRequestRow {
+	byKey := map[string]*APIRequestRow{}
+	// Seconds and counts add up over the rounds; the most in 1 s is the
+	// rounds' most.
+	for g, modes := range [][]Mode{r.Off, r.On} {
+		seconds, counts := map[string]float64{}, map[[2]string]int{}
+		for _, m := range modes {
+			for phase, a := range m.APIRequests {
+				seconds[phase] += a.Seconds
+				for key, v := range a.Count {
+					row := cmp.Or(byKey[key], &APIRequestRow{Key: key})
+					byKey[key] = row
+					counts[[2]string{phase, key}] += v
+					most := &row.ChurnMax[g]
+					if phase == PhaseIdle {
+						most = &row.IdleMax[g]
+					}
+					*most = max(*most, a.MaxInSecond[key])
+				}
+			}
 		}
-		orders[i] = fmt.Sprintf("round %d ran %s", i+1, strings.Join(names, ", "))
+		for pk, v := range counts {
+			if perMin := float64(v) * 60 / seconds[pk[0]]; pk[0] == PhaseIdle {
+				byKey[pk[1]].Idle[g] = perMin
+			} else {
+				byKey[pk[1]].Churn[g] = perMin
+			}
+		}
 	}
-	return fmt.Sprintf("%d round(s) per configuration: %s", len(r.On), strings.Join(orders, "; "))
+	rows := make([]APIRequestRow, 0, len(byKey))
+	for _, row := range byKey {
+		rows = append(rows, *row)
+	}
+	slices.SortFunc(rows, func(a, b APIRequestRow) int {
+		va, ra, _ := strings.Cut(a.Key, " ")
+		vb, rb, _ := strings.Cut(b.Key, " ")
+		return cmp.Or(strings.Compare(ra, rb), strings.Compare(va, vb))
+	})
+	return rows
 }
 
-// Markdown renders the comparison: stock (when the results have it), gate
-// off, gate on, and the ratios against gate on; then whether stock and gate
-// off differ beyond the rounds' spread, and the single-pod deletion phases.
+// Markdown renders the comparison: on a standalone node stock (when the
+// results have it), gate off, gate on, and the ratios against gate on, each
+// value with its extremes in single rounds; then whether stock and gate off
+// differ beyond the rounds' spread, and the single-pod deletion phases. On
+// a cluster node gate off and on, then the kubelet's API requests.
 func Markdown(r Result) string {
 	var b strings.Builder
 	m := r.On[0]
-	stock := r.HasStock()
-	verbosity := "--v=3"
-	if m.ChurnVerbosity > 0 {
-		verbosity = fmt.Sprintf("--v=3 (--v=%d while single pods are deleted and added)", m.ChurnVerbosity)
+	if r.Cluster {
+		fmt.Fprintf(&b, "### Cluster node: %d API pods × %d volumes (projected token, configMap, secret, emptyDir), %s and runc\n\n", m.Pods, m.Volumes, m.Runtime)
+		orders := make([]string, len(r.Orders))
+		for i, o := range r.Orders {
+			orders[i] = fmt.Sprintf("round %d %s first", i+1, o[0])
+		}
+		singles := 0
+		if t := m.Kinds[ClusterPodKinds[0].Key]; t != nil {
+			singles = len(t.MountEndToEnd)
+		}
+		fmt.Fprintf(&b, "etcd, kube-apiserver and kube-controller-manager (attach/detach, PV binder, service accounts, root CA) from the tree; "+
+			"the kubelet registered as a node at --v=3; the project's CSI driver (attachRequired) and attacher. "+
+			"%d round(s) per gate value, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
+			"%d single pods of each kind per round, %gs apart; %d configMap updates per round, made with the kubelet at --v=%d.\n\n",
+			len(r.On), strings.Join(orders, ", "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singles, m.GapSeconds,
+			len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, churnVerbosity)
+	} else {
+		fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at --v=3 (--v=%d while single pods are deleted and added)\n\n",
+			m.Pods, m.Volumes, m.Runtime, m.ChurnVerbosity)
+		orders := make([]string, len(r.Orders))
+		for i, order := range r.Orders {
+			orders[i] = fmt.Sprintf("round %d ran %s", i+1, join(order, ", "))
+		}
+		fmt.Fprintf(&b, "%d round(s) per configuration: %s; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per configuration).\n\n",
+			len(r.On), strings.Join(orders, "; "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(pooled(r.On, func(m Mode) []float64 { return m.Mount })))
 	}
-	fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at %s\n\n", m.Pods, m.Volumes, m.RuntimeLabel(), verbosity)
-	fmt.Fprintf(&b, "%s; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per configuration).\n\n",
-		roundsLine(r), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(merge(r.On).mount))
 	rows := Rows(r)
+	table(&b, r, rows)
+	if r.Cluster {
+		clusterNotes(&b, r)
+	} else {
+		standaloneNotes(&b, r, rows)
+	}
+	if top := r.On[len(r.On)-1].VolumeManagerTop; len(top) > 0 {
+		fs := make([]string, len(top))
+		for i, f := range top {
+			fs[i] = fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
+		}
+		fmt.Fprintf(&b, "\nGate on, volume manager functions with the most CPU (last round): %s\n", strings.Join(fs, ", "))
+	}
+	if t := r.On[len(r.On)-1].Triggers; len(t) > 0 && r.Cluster {
+		fmt.Fprintf(&b, "\nGate on, loop iterations by trigger over the last round: %s\n", formatCounts(t))
+	}
+	if rows := PhaseRows(r); len(rows) > 0 {
+		phaseTable(&b, r, rows)
+	}
+	return b.String()
+}
+
+// table writes the comparison table: a column for each configuration, then
+// stock/on (with stock) and off/on. On a standalone node each value has,
+// with two rounds or more, its extremes in single rounds.
+func table(b *strings.Builder, r Result, rows []Row) {
+	stock := len(r.Stock) > 0
 	if stock {
 		b.WriteString("| figure | stock | gate off | gate on | stock/on | off/on |\n|---|---|---|---|---|---|\n")
 	} else {
 		b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	}
-	for _, row := range rows {
-		if stock {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.Figure, statCell(row.Stock, row.Unit), statCell(row.Off, row.Unit),
-				statCell(row.On, row.Unit), row.StockRatio(), row.Ratio())
-		} else {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.Figure, statCell(row.Off, row.Unit), statCell(row.On, row.Unit), row.Ratio())
+	cell := func(s Stat, unit string) string {
+		if r.Cluster {
+			return bench.Cell(s.Value, unit)
 		}
+		return statCell(s, unit)
 	}
+	for _, row := range rows {
+		cells := []string{row.Figure}
+		if stock {
+			cells = append(cells, cell(row.Stock, row.Unit))
+		}
+		off := cell(row.Off, row.Unit)
+		if math.IsNaN(row.Off.Value) && row.offNote != "" {
+			off = row.offNote
+		}
+		cells = append(cells, off, cell(row.On, row.Unit))
+		if stock {
+			cells = append(cells, row.StockRatio())
+		}
+		fmt.Fprintf(b, "| %s | %s |\n", strings.Join(cells, " | "), row.Ratio())
+	}
+}
+
+// standaloneNotes say how the table reads, which rows stock and gate off
+// differ on, and the idle windows' kubelet CPU.
+func standaloneNotes(b *strings.Builder, r Result, rows []Row) {
 	if len(r.On) > 1 {
 		b.WriteString("\nEach value pools all rounds; in parentheses, the lowest and highest single round.")
 	} else {
 		b.WriteString("\nOne round: no spread across rounds.")
 	}
-	b.WriteString(exitLine(r))
-	if stock {
-		b.WriteString(" stock/on and off/on divide stock's and gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
-		b.WriteString(stockAgainstOff(r, rows))
-	} else {
-		b.WriteString(" off/on divides gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
-	}
-	b.WriteString("\nEach window, kubelet CPU-s/min (")
-	var names, windows []string
+	var exits, windows []string
 	for _, c := range r.configs() {
-		names = append(names, string(c))
-		windows = append(windows, list(merge(r.Modes(c)).kubeletPerMin))
+		exits = append(exits, fmt.Sprint(len(pooled(r.Modes(c), func(m Mode) []float64 { return m.ExitUnmount }))))
+		windows = append(windows, list(pooled(r.Modes(c), kubeletCPU)))
 	}
-	fmt.Fprintf(&b, "%s): %s\n", strings.Join(names, " | "), strings.Join(windows, " | "))
+	if m := r.On[0]; len(m.ExitUnmount) > 0 {
+		fmt.Fprintf(b, " The container-exit rows time pods with restartPolicy Never whose one container sleeps %v to %v and exits 0, nothing deleting them: "+
+			"from the container's finishedAt (the runtime's) to /proc/self/mountinfo, read every %v, showing no mount under the pod's volumes directory; "+
+			"pods (%s): %s.", exitMin, exitMax, time.Duration(m.ExitPollSeconds*float64(time.Second)), join(r.configs(), " / "), strings.Join(exits, " / "))
+	}
+	stock := len(r.Stock) > 0
+	if !stock {
+		b.WriteString(" off/on divides gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
+	} else {
+		b.WriteString(" stock/on and off/on divide stock's and gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
+		var differ strings.Builder
+		for _, row := range rows {
+			if row.StockDiffers() {
+				fmt.Fprintf(&differ, "- **stock and gate off differ beyond the rounds' spread: %s**: stock %s, gate off %s; spread across rounds %s (stock), %s (gate off)\n",
+					row.Figure, bench.Cell(row.Stock.Value, row.Unit), bench.Cell(row.Off.Value, row.Unit), bench.Cell(row.Stock.Spread(), row.Unit), bench.Cell(row.Off.Spread(), row.Unit))
+			}
+		}
+		switch {
+		case len(r.Stock) < 2 || len(r.Off) < 2:
+			b.WriteString("\nStock against gate off: one round of either gives no spread across rounds to judge their difference by; run two rounds or more.\n")
+		case differ.Len() == 0:
+			b.WriteString("\nStock and gate off agree within the rounds' spread on every row both have.\n")
+		default:
+			b.WriteString("\n" + differ.String())
+		}
+	}
+	fmt.Fprintf(b, "\nEach window, kubelet CPU-s/min (%s): %s\n", join(r.configs(), " | "), strings.Join(windows, " | "))
 	if stock {
-		fmt.Fprintf(&b, "\nStock is upstream's kubelet%s, built from the release's tag without the series and configured without the EventedVolumeManager gate, which it does not know; "+
-			"gate off and gate on are the series' kubelet%s. Stock and gate off count no loop iterations or passes; upstream's loops run every 100 ms.\n",
-			versionNote(r.Stock), versionNote(r.On))
+		fmt.Fprintf(b, "\nStock is upstream's kubelet (%s), built from the release's tag without the series and configured without the EventedVolumeManager gate, which it does not know; "+
+			"gate off and gate on are the series' kubelet (%s). Stock and gate off count no loop iterations or passes; upstream's loops run every 100 ms.\n",
+			r.Stock[len(r.Stock)-1].KubeletVersion, r.On[len(r.On)-1].KubeletVersion)
 	} else {
 		b.WriteString("\nThe gate-off kubelet is upstream's code, which counts no loop iterations; upstream's loops run every 100 ms.\n")
 	}
-	if top := r.On[len(r.On)-1].VolumeManagerTop; len(top) > 0 {
-		b.WriteString("\nGate on, volume manager functions with the most CPU (last round): ")
-		for i, f := range top {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
+}
+
+// clusterNotes give the idle windows' CPU, the config maps' and remounts'
+// times per round, and the kubelet's API requests.
+func clusterNotes(b *strings.Builder, r Result) {
+	both := func(of samples) string { return list(pooled(r.Off, of)) + " | " + list(pooled(r.On, of)) }
+	missed := func(modes []Mode, of func(m Mode) int) (n int) {
+		for _, m := range modes {
+			n += of(m)
 		}
-		b.WriteString("\n")
+		return n
 	}
-	if rows := PhaseRows(r); len(rows) > 0 {
-		fmt.Fprintf(&b, "\n#### Single-pod deletion, phase by phase (%gs apart, kubelet at --v=%d)\n\n", m.GapSeconds, m.ChurnVerbosity)
-		b.WriteString("Time from a pod's manifest removed to the kubelet's log line of each phase, all rounds pooled (in parentheses, with two rounds or more, the lowest and highest single round); " +
-			"a pod whose log lacks a line is left out of that row. The last two rows are differences within each pod.\n\n")
-		if stock {
-			b.WriteString("| from manifest removed to | stock p50 | stock p99 | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods stock / off / on |\n|---|---|---|---|---|---|---|---|\n")
-		} else {
-			b.WriteString("| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |\n|---|---|---|---|---|---|\n")
+	configMapMissed := func(m Mode) int { return m.ConfigMapUpdateMissed }
+	remountMissed := func(m Mode) int { return m.RemountMissed }
+	fmt.Fprintf(b, "\nEach window, CPU-s/min (gate off | gate on): kubelet %s; runtime %s; kube-apiserver %s.\n",
+		both(kubeletCPU), both(runtimeCPU), both(perMinute(func(m Mode) []float64 { return m.APIServerCPU })))
+	fmt.Fprintf(b, "Volume manager CPU-s/min per round (gate off | gate on): %s.\n", both(vmCPU))
+	fmt.Fprintf(b, "ConfigMap updates not in the pod's file within the timeout (gate off | gate on): %d | %d.\n",
+		missed(r.Off, configMapMissed), missed(r.On, configMapMissed))
+	p50s := func(modes []Mode, scale float64, of func(Mode) []float64) string {
+		xs := make([]float64, len(modes))
+		for i, m := range modes {
+			xs[i] = scale * bench.Median(of(m))
 		}
+		return list(xs)
+	}
+	configMap := func(m Mode) []float64 { return m.ConfigMapUpdate }
+	remount := func(m Mode) []float64 { return m.Remount }
+	fmt.Fprintf(b, "Per round p50 (gate off | gate on): configMap updated → pod file %s | %s s; pod sync → volumes remounted %s | %s ms "+
+		"(%d | %d syncs with no remount logged).\n", p50s(r.Off, 1, configMap), p50s(r.On, 1, configMap),
+		p50s(r.Off, 1000, remount), p50s(r.On, 1000, remount), missed(r.Off, remountMissed), missed(r.On, remountMissed))
+	if rows := APIRequestRows(r); len(rows) > 0 {
+		b.WriteString("\nThe kubelet's requests to kube-apiserver (its audit log, user system:node:<node>) a minute, in the idle windows and " +
+			"while the CSI pods are added and deleted, and the most received in any 1 s (idle / churn):\n\n" +
+			"| request | idle, off | idle, on | churn, off | churn, on | most in 1 s, off | most in 1 s, on |\n|---|---|---|---|---|---|---|\n")
 		for _, row := range rows {
-			if stock {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d / %d / %d |\n", row.Figure,
-					statCell(row.Stock.P50, "ms"), statCell(row.Stock.P99, "ms"), statCell(row.Off.P50, "ms"), statCell(row.Off.P99, "ms"),
-					statCell(row.On.P50, "ms"), statCell(row.On.P99, "ms"), row.Stock.Pods, row.Off.Pods, row.On.Pods)
-			} else {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d / %d |\n", row.Figure,
-					statCell(row.Off.P50, "ms"), statCell(row.Off.P99, "ms"), statCell(row.On.P50, "ms"), statCell(row.On.P99, "ms"), row.Off.Pods, row.On.Pods)
-			}
+			fmt.Fprintf(b, "| %s | %.1f | %.1f | %.1f | %.1f | %d / %d | %d / %d |\n", row.Key, row.Idle[0], row.Idle[1],
+				row.Churn[0], row.Churn[1], row.IdleMax[0], row.ChurnMax[0], row.IdleMax[1], row.ChurnMax[1])
 		}
 	}
-	return b.String()
 }
 
-// exitLine says, for results with pods whose container exits on its own,
-// what their rows time and how many pods each configuration has, all rounds
-// pooled; it is empty for results without them.
-func exitLine(r Result) string {
+// phaseTable writes the single-pod deletion table.
+func phaseTable(b *strings.Builder, r Result, rows []PhaseRow) {
 	m := r.On[0]
-	if len(m.ExitUnmount) == 0 {
-		return ""
+	fmt.Fprintf(b, "\n#### Single-pod deletion, phase by phase (%gs apart, kubelet at --v=%d)\n\n", m.GapSeconds, m.ChurnVerbosity)
+	b.WriteString("Time from a pod's manifest removed to the kubelet's log line of each phase, all rounds pooled (in parentheses, with two rounds or more, the lowest and highest single round); " +
+		"a pod whose log lacks a line is left out of that row. The last two rows are differences within each pod.\n\n")
+	configs := r.configs()
+	b.WriteString("| from manifest removed to |")
+	var names []string
+	for _, c := range configs {
+		names = append(names, strings.TrimPrefix(string(c), "gate "))
+		fmt.Fprintf(b, " %s p50 | %s p99 |", c, c)
 	}
-	var names, counts []string
-	for _, c := range r.configs() {
-		names = append(names, string(c))
-		counts = append(counts, fmt.Sprint(len(merge(r.Modes(c)).exitUnmount)))
-	}
-	return fmt.Sprintf(" The container-exit rows time pods with restartPolicy Never whose one container sleeps %v to %v and exits 0, nothing deleting them: "+
-		"from the container's finishedAt (the runtime's) to /proc/self/mountinfo, read every %v, showing no mount under the pod's volumes directory; "+
-		"pods (%s): %s.", exitMin, exitMax, time.Duration(m.ExitPollSeconds*float64(time.Second)), strings.Join(names, " / "), strings.Join(counts, " / "))
-}
-
-// stockAgainstOff says on which rows stock and gate off differ by more than
-// the rounds' spread (Row.StockDiffers), each on a line of its own.
-func stockAgainstOff(r Result, rows []Row) string {
-	if len(r.Stock) < 2 || len(r.Off) < 2 {
-		return "\nStock against gate off: one round of either gives no spread across rounds to judge their difference by; run two rounds or more.\n"
-	}
-	var b strings.Builder
+	fmt.Fprintf(b, " pods %s |\n|---|%s\n", strings.Join(names, " / "), strings.Repeat("---|", 2*len(configs)+1))
 	for _, row := range rows {
-		if row.StockDiffers() {
-			fmt.Fprintf(&b, "- **stock and gate off differ beyond the rounds' spread: %s**: stock %s, gate off %s; spread across rounds %s (stock), %s (gate off)\n",
-				row.Figure, cell(row.Stock.Value, row.Unit), cell(row.Off.Value, row.Unit), cell(row.Stock.Spread(), row.Unit), cell(row.Off.Spread(), row.Unit))
+		var cells, pods []string
+		for _, c := range configs {
+			s := map[Config]PhaseStat{Stock: row.Stock, GateOff: row.Off, GateOn: row.On}[c]
+			cells = append(cells, statCell(s.P50, "ms"), statCell(s.P99, "ms"))
+			pods = append(pods, fmt.Sprint(s.Pods))
 		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", row.Figure, strings.Join(cells, " | "), strings.Join(pods, " / "))
 	}
-	if b.Len() == 0 {
-		return "\nStock and gate off agree within the rounds' spread on every row both have.\n"
-	}
-	return "\n" + b.String()
-}
-
-// versionNote is " (<the kubelet's --version>)" of the modes' last round,
-// or empty for results from before it was recorded.
-func versionNote(modes []Mode) string {
-	if len(modes) == 0 || modes[len(modes)-1].KubeletVersion == "" {
-		return ""
-	}
-	return " (" + modes[len(modes)-1].KubeletVersion + ")"
 }
 
 // statCell is s's value and, with two rounds or more, its extremes in
 // single rounds.
 func statCell(s Stat, unit string) string {
 	if math.IsNaN(s.Value) || s.Rounds < 2 {
-		return cell(s.Value, unit)
+		return bench.Cell(s.Value, unit)
 	}
-	return fmt.Sprintf("%s (%s–%s)", cell(s.Value, unit), number(s.Min), number(s.Max))
+	return fmt.Sprintf("%s (%s–%s)", bench.Cell(s.Value, unit), bench.Number(s.Min), bench.Number(s.Max))
 }
 
-func cell(v float64, unit string) string {
-	if math.IsNaN(v) {
-		return "n/a"
+// join joins the configurations' names with sep.
+func join(cs []Config, sep string) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
 	}
-	return number(v) + " " + unit
-}
-
-// number formats v with fewer decimals the larger it is.
-func number(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "n/a"
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	case v >= 0.1:
-		return fmt.Sprintf("%.2f", v)
-	default:
-		return fmt.Sprintf("%.3f", v)
-	}
+	return strings.Join(s, sep)
 }
 
 func list(xs []float64) string {
@@ -650,210 +672,14 @@ func list(xs []float64) string {
 	return strings.Join(s, ", ")
 }
 
-// stockColor draws upstream's kubelet in every chart, beside bench.OffColor
-// and bench.OnColor.
-var stockColor = color.RGBA{R: 70, G: 70, B: 70, A: 255}
-
-// series is one configuration's rounds pooled, as the charts draw it.
-type series struct {
-	name string
-	m    merged
-	col  color.Color
+func shortLoop(loop string) string {
+	return strings.Replace(loop, "desired_state_of_world_populator", "populator", 1)
 }
 
-// dashes are the line dashes of stock, empty for the other series: stock is
-// drawn dashed over the others, since it often lies on gate off.
-func (s series) dashes() []vg.Length {
-	if s.name == string(Stock) {
-		return []vg.Length{vg.Points(5), vg.Points(3)}
+func formatCounts[V int | float64](m map[string]V) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, float64(m[k])))
 	}
-	return nil
-}
-
-// seriesOf are the configurations r has rounds of, pooled, in the report's
-// order.
-func seriesOf(r Result) []series {
-	cols := map[Config]color.Color{Stock: stockColor, GateOff: bench.OffColor, GateOn: bench.OnColor}
-	var ss []series
-	for _, c := range r.configs() {
-		ss = append(ss, series{name: string(c), m: merge(r.Modes(c)), col: cols[c]})
-	}
-	return ss
-}
-
-// Charts writes the latency CDFs, the idle CPU per window and, for results
-// that have them, the single-pod deletion phases as PNGs in dir and returns
-// their paths. Each chart draws stock, when the results have it, beside
-// gate off and gate on.
-func Charts(r Result, dir string) ([]string, error) {
-	ss := seriesOf(r)
-	var files []string
-	for _, c := range []struct {
-		file, title, x string
-		of             func(m merged) []float64
-	}{
-		{"mount-latency-cdf.png", "Real node: volume-ready wait of single pods (kubelet log)", "milliseconds, Waiting for volumes → All volumes attached and mounted (log scale)",
-			func(m merged) []float64 { return m.mount }},
-		{"unmount-latency-cdf.png", "Real node: manifest removed → all volumes unmounted (kubelet log)", "milliseconds from the manifest's removal to All volumes are unmounted (log scale)",
-			func(m merged) []float64 { return m.unmountE2E }},
-	} {
-		p := plot.New()
-		p.Title.Text = c.title
-		p.X.Label.Text = c.x
-		p.Y.Label.Text = "fraction of pods"
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Add(plotter.NewGrid())
-		// Room right of the slowest pod, so that its line is not on the edge.
-		var slowest float64
-		var dashed []plot.Plotter
-		for _, s := range ss {
-			data := c.of(s.m)
-			for _, x := range data {
-				slowest = max(slowest, 1000*x)
-			}
-			if len(data) == 0 {
-				continue
-			}
-			line, err := plotter.NewLine(bench.CDF(data))
-			if err != nil {
-				return nil, err
-			}
-			line.Color = s.col
-			line.Width = vg.Points(1.5)
-			if line.Dashes = s.dashes(); line.Dashes != nil {
-				dashed = append(dashed, line)
-			} else {
-				p.Add(line)
-			}
-			p.Legend.Add(s.name, line)
-		}
-		p.Add(dashed...)
-		if slowest > 0 {
-			p.X.Max = 2 * slowest
-		}
-		p.Y.Min, p.Y.Max = 0, 1
-		p.Legend.Top = true
-		p.Legend.Left = true
-		f := filepath.Join(dir, c.file)
-		if err := p.Save(8*vg.Inch, 4.5*vg.Inch, f); err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Real node: idle kubelet CPU per window (%d pods × %d volumes)", r.On[0].Pods, r.On[0].Volumes)
-	p.X.Label.Text = "idle window"
-	p.Y.Label.Text = "kubelet CPU-seconds per minute"
-	p.Add(plotter.NewGrid())
-	var dashed []plot.Plotter
-	for _, s := range ss {
-		pts := make(plotter.XYs, len(s.m.kubeletPerMin))
-		for i, v := range s.m.kubeletPerMin {
-			pts[i] = plotter.XY{X: float64(i + 1), Y: v}
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, err
-		}
-		line.Color, points.Color = s.col, s.col
-		if line.Dashes = s.dashes(); line.Dashes != nil {
-			dashed = append(dashed, line, points)
-		} else {
-			p.Add(line, points)
-		}
-		p.Legend.Add(s.name, line, points)
-	}
-	p.Add(dashed...)
-	p.Y.Min = 0
-	p.Legend.Top = true
-	f := filepath.Join(dir, "idle-kubelet-cpu.png")
-	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, f); err != nil {
-		return nil, err
-	}
-	files = append(files, f)
-
-	if len(PhaseRows(r)) == 0 {
-		return files, nil // results from before the phases were timed
-	}
-	f = filepath.Join(dir, "deletion-phases.png")
-	if err := deletionChart(r, ss, f); err != nil {
-		return nil, err
-	}
-	return append(files, f), nil
-}
-
-// deletionChart draws, for each deletion phase, the p50 and p99 time from
-// the manifest removed to the phase's log line of each configuration: one
-// row per phase, first at the top, on a log scale.
-func deletionChart(r Result, ss []series, file string) error {
-	phases := node.DeletionPhases()
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Real node: single-pod deletion, manifest removed → kubelet log line of each phase\n(pods %gs apart; p50 dot to p99 triangle)", r.On[0].GapSeconds)
-	// Short: plot.Plot centres the label at the linear middle of the axis,
-	// near its end on a log scale, and narrows the axis to make it fit.
-	p.X.Label.Text = "ms (log scale)"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
-	names := make([]string, len(phases))
-	for i, ph := range phases {
-		names[len(phases)-1-i] = ph.String()
-	}
-	p.NominalY(names...)
-	ms := func(xs []float64, q float64) float64 { return max(1000*bench.Quantile(xs, q), 0.01) }
-	fastest, slowest := math.Inf(1), 0.0
-	// The configurations' lines of a phase sit side by side within its row,
-	// the first at the top.
-	spacing := 0.6 / float64(len(ss))
-	for si, s := range ss {
-		offset := spacing * (float64(len(ss)-1)/2 - float64(si))
-		var p50s, p99s plotter.XYs
-		for i, ph := range phases {
-			xs := s.m.phases[ph.Key()]
-			if len(xs) == 0 {
-				continue
-			}
-			y := float64(len(phases)-1-i) + offset
-			p50, p99 := ms(xs, 0.5), ms(xs, 0.99)
-			fastest, slowest = min(fastest, p50), max(slowest, p99)
-			p50s = append(p50s, plotter.XY{X: p50, Y: y})
-			p99s = append(p99s, plotter.XY{X: p99, Y: y})
-			whisker, err := plotter.NewLine(plotter.XYs{{X: p50, Y: y}, {X: p99, Y: y}})
-			if err != nil {
-				return err
-			}
-			whisker.Color = s.col
-			whisker.Width = vg.Points(1.5)
-			p.Add(whisker)
-		}
-		if len(p50s) == 0 {
-			continue
-		}
-		for _, q := range []struct {
-			name  string
-			pts   plotter.XYs
-			glyph draw.GlyphDrawer
-		}{{"p50", p50s, draw.CircleGlyph{}}, {"p99", p99s, draw.TriangleGlyph{}}} {
-			sc, err := plotter.NewScatter(q.pts)
-			if err != nil {
-				return err
-			}
-			sc.GlyphStyle.Color = s.col
-			sc.GlyphStyle.Shape = q.glyph
-			sc.GlyphStyle.Radius = vg.Points(3.5)
-			p.Add(sc)
-			p.Legend.Add(fmt.Sprintf("%s %s", s.name, q.name), sc)
-		}
-	}
-	// Whole decades, since plot.LogTicks labels the next power of ten past
-	// the axis' end, and room right of the slowest phase for the legend.
-	if slowest > 0 {
-		p.X.Min = math.Pow10(int(math.Floor(math.Log10(fastest))))
-		p.X.Max = math.Pow10(int(math.Ceil(math.Log10(4 * slowest))))
-	}
-	p.Y.Min, p.Y.Max = -0.5, float64(len(phases))-0.5
-	p.Legend.Top = true
-	return p.Save(8*vg.Inch, 5*vg.Inch, file)
+	return strings.Join(parts, ", ")
 }

@@ -20,112 +20,35 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"evented-volume-manager/pkg/node"
+	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/kubeletlog"
 )
 
-func TestReport(t *testing.T) {
-	mode := func(gate bool, cpu, vm float64, mount []float64) Mode {
-		m := Mode{
-			Gate: gate, Pods: 110, Volumes: 4, WindowSeconds: 60,
-			KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
-			ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: vm,
-			Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
-			StartupSeconds: 18, GapSeconds: 1,
-		}
-		if gate {
-			m.Iterations = map[string]float64{"reconciler": 360, "desired_state_of_world_populator": 180}
-		}
-		return m
+// configMode is a round of configuration c on a standalone node: its
+// kubelet's idle CPU is cpu per minute in the middle window (cpu+1 and
+// cpu-1 in the others), and its single pods' waits are mount. Its deletion
+// phases and churn CPU are scaled by scale: three pods reach phase i (from
+// 0) (i+1), 2(i+1) and 3(i+1) ms after their removal, except that only two
+// pods' directories are removed, after 4 and 8 s; their last TearDown comes
+// 2, 3 and 1 s after their termination, and SyncTerminatedPod 1 s after it.
+func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
+	m := Mode{
+		Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
+		KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
+		ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: 1,
+		Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
+		StartupSeconds: 18, GapSeconds: 1, ChurnVerbosity: 4, DeletionPhases: map[string][]float64{},
+		TerminatedToTearDown: []float64{2 * scale, 3 * scale, 1 * scale}, TerminatedToSyncTerminated: []float64{scale, scale, scale},
+		DeleteCPU: &ChurnCPU{Seconds: 60, Kubelet: 30 * scale, Runtime: 6}, AddCPU: &ChurnCPU{Seconds: 30, Kubelet: 20, Runtime: 3},
 	}
-	r := Result{
-		Off: []Mode{withChurn(mode(false, 5, 1, []float64{0.3, 0.3, 0.301}), 1)},
-		On:  []Mode{withChurn(mode(true, 4, 0.5, []float64{0.01, 0.02, 0.1}), 0.5)},
-	}
-	rows := Rows(r)
-	find := func(prefix string) (off, on float64, ratio string) {
-		for _, row := range rows {
-			if strings.HasPrefix(row.Figure, prefix) {
-				return row.Off.Value, row.On.Value, row.Ratio()
-			}
-		}
-		t.Fatalf("no row %q", prefix)
-		return
-	}
-	if off, on, ratio := find("idle kubelet CPU"); off != 5 || on != 4 || ratio != "1.2x" {
-		t.Errorf("kubelet CPU row = %v, %v, %s", off, on, ratio)
-	}
-	if off, on, _ := find("volume manager share"); off != 25 || on != 12.5 {
-		t.Errorf("share row = %v, %v", off, on)
-	}
-	if off, on, ratio := find("idle reconciler iterations"); !math.IsNaN(off) || on != 120 || ratio != "n/a" {
-		t.Errorf("reconciler iterations row = %v, %v, %s (3 windows of 60s)", off, on, ratio)
-	}
-	if off, on, _ := find("volume-ready wait, single pods 1s apart p50"); off != 300 || on != 20 {
-		t.Errorf("mount p50 row = %v, %v", off, on)
-	}
-	// 30 CPU-s over 60 s of deletions is 30 CPU-s/min with the gate off.
-	if off, on, ratio := find("kubelet CPU while single pods are deleted, 1s apart"); off != 30 || on != 15 || ratio != "2.0x" {
-		t.Errorf("kubelet deletion CPU row = %v, %v, %s", off, on, ratio)
-	}
-	if off, on, _ := find("containerd CPU while single pods are added"); off != 6 || on != 6 {
-		t.Errorf("containerd addition CPU row = %v, %v", off, on)
-	}
-	md := Markdown(r)
-	for _, want := range []string{
-		"| figure | gate off | gate on | off/on |",
-		"| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |",
-		"n/a",
-		"standalone kubelet at --v=3 (--v=4 while single pods are deleted and added)",
-		"| kubelet CPU while single pods are deleted, 1s apart (median of rounds) | 30.0 CPU-s/min | 15.0 CPU-s/min | 2.0x |",
-		"| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |",
-		"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 1.00 ms | 1.50 ms | 3 / 3 |",
-		"| first unmount started (`operationExecutor.UnmountVolume started for volume …`) | 10.0 ms | 15.0 ms | 5.00 ms | 7.50 ms | 3 / 3 |",
-		"| pod directory removed (`Orphaned pod found, removing`) | 4000 ms | 8000 ms | 2000 ms | 4000 ms | 2 / 2 |",
-		"| termination complete → last TearDown succeeded, per pod | 2000 ms | 3000 ms | 1000 ms | 1500 ms | 3 / 3 |",
-		"| termination complete → SyncTerminatedPod enter, per pod | 1000 ms | 1000 ms | 500 ms | 500 ms | 3 / 3 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
-	dir := t.TempDir()
-	files, err := Charts(r, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 4 || filepath.Dir(files[0]) != dir || filepath.Base(files[3]) != "deletion-phases.png" {
-		t.Errorf("charts = %v", files)
-	}
-	if strings.Contains(md, "stock") {
-		t.Errorf("markdown without stock results names stock:\n%s", md)
-	}
-	path := filepath.Join(dir, "results.json")
-	if err := r.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	if back, err := Load(path); err != nil || len(back.On) != 1 || back.On[0].Iterations["reconciler"] != 360 {
-		t.Errorf("Load = %+v, %v", back, err)
-	}
-	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
-		t.Error("loading a missing file gave no error")
-	}
-}
-
-// withChurn gives a mode the single-pod deletion's phases and its churn
-// CPU, both times scale: three pods reach phase i (from 0) (i+1), 2(i+1)
-// and 3(i+1) ms after their removal, except that only two pods' directories
-// are removed, after 4 and 8 s; their last TearDown comes 2, 3 and 1 s
-// after their termination, and SyncTerminatedPod 1 s after it.
-func withChurn(m Mode, scale float64) Mode {
-	m.ChurnVerbosity = 4
-	m.DeletionPhases = map[string][]float64{}
-	for _, p := range node.DeletionPhases() {
+	for _, p := range kubeletlog.DeletionPhases() {
 		for pod := 1; pod <= 3; pod++ {
 			d := 0.001 * float64(pod) * float64(1+int(p)) * scale
-			if p == node.PodDirRemoved {
+			if p == kubeletlog.PodDirRemoved {
 				if pod == 3 {
 					break
 				}
@@ -134,189 +57,6 @@ func withChurn(m Mode, scale float64) Mode {
 			m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], d)
 		}
 	}
-	m.TerminatedToTearDown = []float64{2 * scale, 3 * scale, 1 * scale}
-	m.TerminatedToSyncTerminated = []float64{scale, scale, scale}
-	m.DeleteCPU = &ChurnCPU{Seconds: 60, Kubelet: 30 * scale, Runtime: 6}
-	m.AddCPU = &ChurnCPU{Seconds: 30, Kubelet: 20, Runtime: 3}
-	return m
-}
-
-func TestPhaseRows(t *testing.T) {
-	base := Mode{Pods: 110, Volumes: 4, GapSeconds: 1}
-	tests := []struct {
-		name string
-		r    Result
-		// want are the figures' prefixes and their gate-off p50 and gate-on
-		// p99 in ms, and the pods with the gate on.
-		want []struct {
-			figure        string
-			offP50, onP99 float64
-			onPods        int
-		}
-	}{{
-		name: "results from before the phases",
-		r:    Result{Off: []Mode{base}, On: []Mode{base}},
-	}, {
-		name: "one round",
-		r:    Result{Off: []Mode{withChurn(base, 1)}, On: []Mode{withChurn(base, 0.5)}},
-		want: []struct {
-			figure        string
-			offP50, onP99 float64
-			onPods        int
-		}{
-			{"removal seen", 2, 1.5, 3},
-			{"containers killed", 4, 3, 3},
-			{"SyncTerminatedPod exit", 16, 12, 3},
-			{"pod directory removed", 4000, 4000, 2},
-			{"termination complete → last TearDown succeeded", 2000, 1500, 3},
-			{"termination complete → SyncTerminatedPod enter", 1000, 500, 3},
-		},
-	}, {
-		name: "rounds pooled, the gate on lacking a phase",
-		r: Result{
-			Off: []Mode{withChurn(base, 1), withChurn(base, 3)},
-			On: []Mode{func() Mode {
-				m := withChurn(base, 0.5)
-				delete(m.DeletionPhases, node.ContainersKilled.Key())
-				return m
-			}()},
-		},
-		want: []struct {
-			figure        string
-			offP50, onP99 float64
-			onPods        int
-		}{
-			{"removal seen", 3, 1.5, 3},
-			{"containers killed", 6, math.NaN(), 0},
-			{"termination complete → SyncTerminatedPod enter", 1000, 500, 3},
-		},
-	}}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			rows := PhaseRows(tc.r)
-			if len(tc.want) == 0 {
-				if len(rows) != 0 {
-					t.Errorf("rows %v, want none", rows)
-				}
-				return
-			}
-			if len(rows) != node.NumDeletionPhases+2 {
-				t.Errorf("%d rows, want one per phase and two differences", len(rows))
-			}
-			for _, w := range tc.want {
-				found := false
-				for _, row := range rows {
-					if !strings.HasPrefix(row.Figure, w.figure) {
-						continue
-					}
-					found = true
-					same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
-					if !same(row.Off.P50.Value, w.offP50) || !same(row.On.P99.Value, w.onP99) || row.On.Pods != w.onPods {
-						t.Errorf("%s: off p50 %v, on p99 %v, on pods %d; want %v, %v, %d", row.Figure, row.Off.P50.Value, row.On.P99.Value, row.On.Pods, w.offP50, w.onP99, w.onPods)
-					}
-					break
-				}
-				if !found {
-					t.Errorf("no row %q", w.figure)
-				}
-			}
-		})
-	}
-}
-
-// oldResults is a results.json from before the deletion phases and the
-// churn CPU, trimmed.
-const oldResults = `{
-  "Off": [{"gate": false, "pods": 110, "volumes": 4, "startupSeconds": 20, "windowSeconds": 60,
-    "kubeletCPU": [5, 5, 5], "containerdCPU": [1, 1, 1], "profileSeconds": 60, "profileCPUSeconds": 4,
-    "volumeManagerCPUSeconds": 1, "volumeManagerTop": null, "burstMount": [1], "mount": [0.3], "unmount": [0.3],
-    "mountEndToEnd": [0.5], "unmountEndToEnd": [2], "gapSeconds": 1}],
-  "On": [{"gate": true, "pods": 110, "volumes": 4, "startupSeconds": 18, "windowSeconds": 60,
-    "kubeletCPU": [4, 4, 4], "containerdCPU": [1, 1, 1], "profileSeconds": 60, "profileCPUSeconds": 4,
-    "volumeManagerCPUSeconds": 0.5, "volumeManagerTop": [{"Function": "f", "CPU": 1000000}],
-    "iterations": {"reconciler": 10}, "burstMount": [0.5], "mount": [0.02], "unmount": [0.02],
-    "mountEndToEnd": [0.2], "unmountEndToEnd": [1], "gapSeconds": 1}]
-}`
-
-// TestRuntimeRows names the runtime in the title and the runtime rows.
-func TestRuntimeRows(t *testing.T) {
-	mode := func(gate bool, cpu float64) Mode {
-		return withChurn(Mode{
-			Gate: gate, Runtime: "CRI-O (enable_pod_events=true)", Pods: 110, Volumes: 4, WindowSeconds: 60,
-			KubeletCPU: []float64{cpu}, RuntimeCPU: []float64{8}, ProfileSeconds: 60, ProfileCPUSeconds: 4,
-			VolumeManagerCPUSeconds: 1, Mount: []float64{0.1}, Unmount: []float64{0.1}, GapSeconds: 1,
-		}, 1)
-	}
-	md := Markdown(Result{Off: []Mode{mode(false, 5)}, On: []Mode{mode(true, 4)}})
-	for _, want := range []string{"CRI-O (enable_pod_events=true) and runc", "| idle CRI-O CPU (median of windows) |",
-		"CRI-O CPU while single pods are deleted"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
-	if strings.Contains(md, "containerd") {
-		t.Errorf("markdown of a CRI-O run names containerd:\n%s", md)
-	}
-}
-
-func TestOldResults(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "results.json")
-	if err := os.WriteFile(path, []byte(oldResults), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	md := Markdown(r)
-	for _, want := range []string{"standalone kubelet at --v=3\n", "| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |",
-		// containerdCPU, from before CRI-O, is read as the runtime's CPU.
-		"| idle containerd CPU (median of windows) | 1.00 CPU-s/min | 1.00 CPU-s/min | 1.0x |",
-		"containerd and runc, standalone kubelet"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
-	for _, unwanted := range []string{"phase by phase", "while single pods are"} {
-		if strings.Contains(md, unwanted) {
-			t.Errorf("markdown of old results has %q:\n%s", unwanted, md)
-		}
-	}
-	files, err := Charts(r, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 3 {
-		t.Errorf("charts of old results = %v, want no deletion chart", files)
-	}
-}
-
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		xs   []float64
-		want float64
-	}{{[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}, {[]float64{0.25, 0.125}, 0.1875}, {[]float64{7}, 7}} {
-		if got := Median(tc.xs); got != tc.want {
-			t.Errorf("Median(%v) = %v, want %v", tc.xs, got, tc.want)
-		}
-	}
-	if !math.IsNaN(Median(nil)) {
-		t.Error("Median(nil) is not NaN")
-	}
-}
-
-// configMode is a round of configuration c: its kubelet's idle CPU is cpu
-// per minute in the middle window (cpu+1 and cpu-1 in the others), and its
-// single pods' mount waits are mount.
-func configMode(c Config, cpu float64, mount []float64) Mode {
-	m := withChurn(Mode{
-		Gate: c.Gate(), Stock: c == Stock, Pods: 110, Volumes: 4, WindowSeconds: 60,
-		KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
-		ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: 1,
-		Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
-		StartupSeconds: 18, GapSeconds: 1,
-	}, 1)
 	if c == GateOn {
 		m.Iterations = map[string]float64{"reconciler": 360, "desired_state_of_world_populator": 180}
 		m.VolumeManagerCPUSeconds = 0.5
@@ -324,66 +64,96 @@ func configMode(c Config, cpu float64, mount []float64) Mode {
 	return m
 }
 
-func TestStockReport(t *testing.T) {
+func TestRows(t *testing.T) {
+	off, on := configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
+	on.VolumeManagerCPUSeconds = 0.5
+	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
+	off2, on2 := off, on
+	off2.ExitUnmount, on2.ExitUnmount = []float64{1.25, 1.5}, []float64{0.375}
+	rows := Rows(Result{Off: []Mode{off, off2}, On: []Mode{on, on2}})
+	nan := math.NaN()
+	for _, tc := range []struct {
+		figure  string
+		off, on float64
+		ratio   string
+	}{
+		{"idle kubelet CPU (median of windows)", 5, 4, "1.2x"},
+		{"volume manager share of kubelet CPU (pprof)", 25, 12.5, "2.0x"},
+		{"idle reconciler iterations", nan, 120, "n/a"}, // 360 in each round of 3 windows of 60 s
+		{"volume-ready wait, single pods 1s apart p50", 300, 20, "15.0x"},
+		// 30 CPU-s over 60 s of deletions is 30 CPU-s/min with the gate off.
+		{"kubelet CPU while single pods are deleted, 1s apart (median of rounds)", 30, 15, "2.0x"},
+		{"containerd CPU while single pods are added, 1s apart (median of rounds)", 6, 6, "1.0x"},
+		{"container exited on its own → volumes unmounted (mountinfo) p50", 750, 250, "3.0x"},
+	} {
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == tc.figure })
+		if i < 0 {
+			t.Errorf("no row %q", tc.figure)
+			continue
+		}
+		if r := rows[i]; !same(r.Off.Value, tc.off) || !same(r.On.Value, tc.on) || r.Ratio() != tc.ratio {
+			t.Errorf("%s: %v, %v, %s; want %v, %v, %s", tc.figure, r.Off.Value, r.On.Value, r.Ratio(), tc.off, tc.on, tc.ratio)
+		}
+	}
+	if r := rows[slices.IndexFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "container exited") })]; r.Off != (Stat{Value: 750, Min: 500, Max: 1250, Rounds: 2}) {
+		t.Errorf("exit row = %+v", r)
+	}
+	off.ExitUnmount, on.ExitUnmount = nil, nil
+	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
+		if strings.Contains(r.Figure, "container exited") || strings.Contains(r.Figure, "passes") {
+			t.Errorf("a row %q that no configuration measured", r.Figure)
+		}
+	}
+}
+
+func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+func TestMarkdown(t *testing.T) {
 	mount := []float64{0.3, 0.3, 0.301}
+	crio := func(m Mode) Mode { m.Runtime = "CRI-O (enable_pod_events=true)"; return m }
 	tests := []struct {
 		name           string
 		r              Result
 		want, unwanted []string
 	}{{
-		name: "one round",
-		r: Result{
-			Stock:  []Mode{configMode(Stock, 6, mount)},
-			Off:    []Mode{configMode(GateOff, 5, mount)},
-			On:     []Mode{configMode(GateOn, 4, []float64{0.01, 0.02, 0.1})},
-			Orders: [][]Config{{Stock, GateOff, GateOn}},
-		},
+		name: "one round, no stock, CRI-O",
+		r: Result{Off: []Mode{crio(configMode(GateOff, 5, mount, 1))}, On: []Mode{crio(configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5))},
+			Orders: [][]Config{{GateOff, GateOn}}},
 		want: []string{
-			"1 round(s) per configuration: round 1 ran stock, gate off, gate on;",
-			"| figure | stock | gate off | gate on | stock/on | off/on |\n|---|---|---|---|---|---|\n",
-			"| idle kubelet CPU (median of windows) | 6.00 CPU-s/min | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.5x | 1.2x |",
-			"| volume manager CPU (pprof) | 1.00 CPU-s/min | 1.00 CPU-s/min | 0.50 CPU-s/min | 2.0x | 2.0x |",
-			"| idle reconciler iterations | n/a | n/a | 120 /min | n/a | n/a |",
-			"| volume-ready wait, single pods 1s apart p50 | 300 ms | 300 ms | 20.0 ms | 15.0x | 15.0x |",
+			"CRI-O (enable_pod_events=true) and runc, standalone kubelet at --v=3 (--v=4 while single pods are deleted and added)",
+			"1 round(s) per configuration: round 1 ran gate off, gate on;",
+			"| figure | gate off | gate on | off/on |\n|---|---|---|---|\n| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |",
+			"| CRI-O CPU while single pods are deleted, 1s apart (median of rounds) | 6.00 CPU-s/min",
 			"One round: no spread across rounds.",
+			"| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |\n|---|---|---|---|---|---|\n",
+			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 1.00 ms | 1.50 ms | 3 / 3 |",
+		},
+		unwanted: []string{"stock", "containerd", "container-exit"},
+	}, {
+		name: "one round with stock",
+		r: Result{Stock: []Mode{configMode(Stock, 6, mount, 1)}, Off: []Mode{configMode(GateOff, 5, mount, 1)},
+			On: []Mode{configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 1)}, Orders: [][]Config{{Stock, GateOff, GateOn}}},
+		want: []string{
+			"| figure | stock | gate off | gate on | stock/on | off/on |\n|---|---|---|---|---|---|\n",
+			"| idle reconciler iterations | n/a | n/a | 120 /min | n/a | n/a |",
 			"Stock against gate off: one round of either gives no spread across rounds to judge their difference by",
 			"kubelet CPU-s/min (stock | gate off | gate on): 6.00, 7.00, 5.00 | 5.00, 6.00, 4.00 | 4.00, 5.00, 3.00",
-			"Stock is upstream's kubelet, built from the release's tag without the series",
-			"| from manifest removed to | stock p50 | stock p99 | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods stock / off / on |",
 			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 3 / 3 / 3 |",
 		},
 		unwanted: []string{"differ beyond", "agree within"},
 	}, {
-		name: "two rounds, stock's kubelet CPU beyond the spread",
+		name: "two rounds, stock like gate off, exiting pods",
 		r: Result{
-			Stock:  []Mode{configMode(Stock, 8, mount), configMode(Stock, 8.2, mount)},
-			Off:    []Mode{configMode(GateOff, 5, mount), configMode(GateOff, 5.2, mount)},
-			On:     []Mode{configMode(GateOn, 4, mount), configMode(GateOn, 4.2, mount)},
-			Orders: [][]Config{{Stock, GateOff, GateOn}, {GateOn, GateOff, Stock}},
+			Stock: []Mode{configMode(Stock, 5.1, mount, 1), configMode(Stock, 5, mount, 1)},
+			Off:   []Mode{configMode(GateOff, 5, mount, 1), configMode(GateOff, 5.2, mount, 1)},
+			On: []Mode{func() Mode {
+				m := configMode(GateOn, 4, mount, 1)
+				m.ExitUnmount, m.ExitPollSeconds = []float64{0.1, 0.2, 0.3}, 0.005
+				return m
+			}(), configMode(GateOn, 4.2, mount, 1)},
 		},
-		want: []string{
-			"2 round(s) per configuration: round 1 ran stock, gate off, gate on; round 2 ran gate on, gate off, stock;",
-			// Windows 7, 8, 9 and 7.2, 8.2, 9.2 pool to a median of 8.1;
-			// the rounds' medians are 8 and 8.2.
-			"| idle kubelet CPU (median of windows) | 8.10 CPU-s/min (8.00–8.20) | 5.10 CPU-s/min (5.00–5.20) | 4.10 CPU-s/min (4.00–4.20) | 2.0x | 1.2x |",
-			"| idle containerd CPU (median of windows) | 8.00 CPU-s/min (8.00–8.00) |",
-			"Each value pools all rounds; in parentheses, the lowest and highest single round.",
-			"- **stock and gate off differ beyond the rounds' spread: idle kubelet CPU (median of windows)**: stock 8.10 CPU-s/min, gate off 5.10 CPU-s/min; " +
-				"spread across rounds 0.20 CPU-s/min (stock), 0.20 CPU-s/min (gate off)\n",
-			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms (2.00–2.00) |",
-		},
-		unwanted: []string{"differ beyond the rounds' spread: idle containerd", "agree within", "One round"},
-	}, {
-		name: "two rounds, stock like gate off",
-		r: Result{
-			Stock: []Mode{configMode(Stock, 5.1, mount), configMode(Stock, 5, mount)},
-			Off:   []Mode{configMode(GateOff, 5, mount), configMode(GateOff, 5.2, mount)},
-			On:    []Mode{configMode(GateOn, 4, mount), configMode(GateOn, 4.2, mount)},
-		},
-		want: []string{
-			"2 round(s) per gate value (the order within each round is not recorded in these results)",
-			"Stock and gate off agree within the rounds' spread on every row both have.",
-		},
+		want: []string{"Stock and gate off agree within the rounds' spread on every row both have.",
+			"read every 5ms, showing no mount under the pod's volumes directory; pods (stock / gate off / gate on): 0 / 0 / 3."},
 		unwanted: []string{"differ beyond"},
 	}}
 	for _, tc := range tests {
@@ -400,17 +170,70 @@ func TestStockReport(t *testing.T) {
 				}
 			}
 			files, err := Charts(tc.r, t.TempDir())
-			if err != nil || len(files) != 4 {
+			if err != nil || len(files) != 3 {
 				t.Errorf("charts = %v, %v", files, err)
 			}
 		})
 	}
 }
 
+// TestCommittedReport renders the newest node-bench results the project
+// keeps (two rounds of stock, gate off and gate on, with exiting pods) and
+// compares its tables and the lines on stock against gate off with those of
+// the report.md that the run wrote.
+func TestCommittedReport(t *testing.T) {
+	dir := filepath.Join("..", "..", "results", "node-bench", "14-smaller-stack")
+	r, err := Load(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	figures := func(md string) []string {
+		return slices.DeleteFunc(strings.Split(md, "\n"), func(l string) bool { return !strings.HasPrefix(l, "|") && !strings.HasPrefix(l, "- **") })
+	}
+	if got, want := figures(Markdown(r)), figures(string(committed)); len(want) < 40 || !slices.Equal(got, want) {
+		t.Errorf("the tables of %s's results differ from its report.md:\n%s\nwant:\n%s", dir, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestPhaseRows(t *testing.T) {
+	base := Mode{Pods: 110, Volumes: 4, GapSeconds: 1}
+	if rows := PhaseRows(Result{Off: []Mode{base}, On: []Mode{base}}); rows != nil {
+		t.Errorf("rows of results without phases: %v", rows)
+	}
+	on := configMode(GateOn, 4, nil, 0.5)
+	delete(on.DeletionPhases, kubeletlog.ContainersKilled.Key())
+	rows := PhaseRows(Result{Off: []Mode{configMode(GateOff, 5, nil, 1), configMode(GateOff, 5, nil, 3)}, On: []Mode{on}})
+	if len(rows) != kubeletlog.NumDeletionPhases+2 {
+		t.Errorf("%d rows, want one per phase and two differences", len(rows))
+	}
+	// The figures' prefixes and their gate-off p50 and gate-on p99 in ms,
+	// and the pods with the gate on.
+	for _, w := range []struct {
+		figure        string
+		offP50, onP99 float64
+		onPods        int
+	}{
+		{"removal seen", 3, 1.5, 3},
+		{"containers killed", 6, math.NaN(), 0},
+		{"pod directory removed", 8000, 4000, 2},
+		{"termination complete → SyncTerminatedPod enter", 1000, 500, 3},
+	} {
+		i := slices.IndexFunc(rows, func(r PhaseRow) bool { return strings.HasPrefix(r.Figure, w.figure) })
+		if i < 0 {
+			t.Errorf("no row %q", w.figure)
+		} else if r := rows[i]; !same(r.Off.P50.Value, w.offP50) || !same(r.On.P99.Value, w.onP99) || r.On.Pods != w.onPods {
+			t.Errorf("%s: off p50 %v, on p99 %v, on pods %d; want %v, %v, %d", r.Figure, r.Off.P50.Value, r.On.P99.Value, r.On.Pods, w.offP50, w.onP99, w.onPods)
+		}
+	}
+}
+
 func TestStatOf(t *testing.T) {
-	cpu := func(m merged) float64 { return Median(m.kubeletPerMin) }
+	cpu := func(modes []Mode) float64 { return pooled(modes, kubeletCPU)[1] } // a middle window
 	nan := math.NaN()
-	// The three rounds' windows pool to 3.5, 4, 4.5, 5, 5.5, 6, 6, 7 and 8.
 	tests := []struct {
 		name                  string
 		modes                 []Mode
@@ -418,10 +241,9 @@ func TestStatOf(t *testing.T) {
 		rounds                int
 	}{
 		{"no rounds", nil, nan, nan, nan, nan, 0},
-		{"one round", []Mode{configMode(GateOff, 5, nil)}, 5, 5, 5, nan, 1},
-		{"three rounds", []Mode{configMode(GateOff, 5, nil), configMode(GateOff, 7, nil), configMode(GateOff, 4.5, nil)}, 5.5, 4.5, 7, 2.5, 3},
+		{"one round", []Mode{configMode(GateOff, 5, nil, 1)}, 6, 6, 6, nan, 1},
+		{"three rounds", []Mode{configMode(GateOff, 5, nil, 1), configMode(GateOff, 7, nil, 1), configMode(GateOff, 4.5, nil, 1)}, 6, 5.5, 8, 2.5, 3},
 	}
-	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := statOf(tc.modes, cpu)
@@ -434,7 +256,7 @@ func TestStatOf(t *testing.T) {
 
 func TestStockDiffers(t *testing.T) {
 	stat := func(v, lo, hi float64, rounds int) Stat { return Stat{Value: v, Min: lo, Max: hi, Rounds: rounds} }
-	tests := []struct {
+	for _, tc := range []struct {
 		name       string
 		stock, off Stat
 		want       bool
@@ -445,81 +267,227 @@ func TestStockDiffers(t *testing.T) {
 		{"within the wider spread", stat(6, 5, 7, 3), stat(5, 4.9, 5.1, 3), false},
 		{"no stock value", stat(math.NaN(), math.NaN(), math.NaN(), 0), stat(5, 4.8, 5.1, 2), false},
 		{"equal without spread", stat(5, 5, 5, 2), stat(5, 5, 5, 2), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := (Row{Stock: tc.stock, Off: tc.off}).StockDiffers(); got != tc.want {
-				t.Errorf("StockDiffers() = %t, want %t", got, tc.want)
-			}
-		})
+	} {
+		if got := (Row{Stock: tc.stock, Off: tc.off}).StockDiffers(); got != tc.want {
+			t.Errorf("%s: StockDiffers() = %t, want %t", tc.name, got, tc.want)
+		}
 	}
 }
 
-func TestResultAddAndLoad(t *testing.T) {
-	var r Result
-	for _, c := range []Config{GateOn, Stock, GateOff, GateOn} {
-		r.Add(configMode(c, 5, []float64{0.1}))
+func TestRoundOrder(t *testing.T) {
+	stock, off, on := Stock, GateOff, GateOn
+	want := [][]Config{{stock, off, on}, {on, off, stock}, {off, on, stock}, {stock, on, off}, {on, stock, off}, {off, stock, on}, {stock, off, on}}
+	for i, w := range want {
+		noStock := slices.DeleteFunc(slices.Clone(w), func(c Config) bool { return c == Stock })
+		if got, gotNoStock := RoundOrder(i+1, true), RoundOrder(i+1, false); !slices.Equal(got, w) || !slices.Equal(gotNoStock, noStock) {
+			t.Errorf("round %d: %v and without stock %v, want %v and %v", i+1, got, gotNoStock, w, noStock)
+		}
 	}
-	r.Orders = [][]Config{{GateOn, Stock, GateOff}, {GateOn}}
-	if len(r.Stock) != 1 || len(r.Off) != 1 || len(r.On) != 2 || !r.HasStock() {
-		t.Fatalf("Add filed %d stock, %d off, %d on", len(r.Stock), len(r.Off), len(r.On))
-	}
-	for _, c := range Configs {
-		for _, m := range r.Modes(c) {
-			if m.Config() != c {
-				t.Errorf("a mode of %s says %s", c, m.Config())
+	// Over each pair of rounds every configuration stands in the middle on
+	// average: its places add up to the first and the last.
+	for _, withStock := range []bool{true, false} {
+		for round := 1; round <= 12; round += 2 {
+			places := map[Config]int{}
+			for _, r := range []int{round, round + 1} {
+				for place, c := range RoundOrder(r, withStock) {
+					places[c] += place
+				}
+			}
+			for c, sum := range places {
+				if sum != len(places)-1 {
+					t.Errorf("stock %t, rounds %d and %d: %s's places add up to %d, want %d", withStock, round, round+1, c, sum, len(places)-1)
+				}
 			}
 		}
 	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	var r Result
+	for _, c := range []Config{GateOn, Stock, GateOff, GateOn} {
+		r.Add(configMode(c, 5, []float64{0.1}, 1))
+	}
+	r.Orders = [][]Config{{GateOn, Stock, GateOff}, {GateOn}}
 	path := filepath.Join(t.TempDir(), "results.json")
 	if err := r.Save(path); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Load(path)
-	if err != nil || len(back.Stock) != 1 || !back.Stock[0].Stock || back.Stock[0].Gate || len(back.Orders) != 2 || back.Orders[0][1] != Stock {
+	if err != nil || len(back.Stock) != 1 || len(back.Off) != 1 || len(back.On) != 2 || back.Orders[0][1] != Stock || back.On[0].Iterations["reconciler"] != 360 {
 		t.Errorf("Load = %+v, %v", back, err)
 	}
-	old := filepath.Join(t.TempDir(), "results.json")
-	if err := os.WriteFile(old, []byte(oldResults), 0o644); err != nil {
+	for _, c := range Configs {
+		for _, m := range back.Modes(c) {
+			if m.Config() != c {
+				t.Errorf("a mode of %s says %s", c, m.Config())
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(`{"Off": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if back, err := Load(old); err != nil || back.HasStock() || back.Orders != nil || back.Off[0].Config() != GateOff {
-		t.Errorf("Load of old results = %+v, %v", back, err)
+	for _, p := range []string{path, filepath.Join(t.TempDir(), "missing.json")} {
+		if _, err := Load(p); err == nil {
+			t.Errorf("Load(%s) gave no error", p)
+		}
 	}
 }
 
-// TestCommittedResults renders every node-bench result the project keeps as
-// -report renders them again: those from before the stock configuration in
-// the two-column layout, those with it in the three-column one.
-func TestCommittedResults(t *testing.T) {
-	root := filepath.Join("..", "..", "results", "node-bench")
-	var paths []string
-	for _, pattern := range []string{"*/results.json", "*/*/results.json"} {
-		m, err := filepath.Glob(filepath.Join(root, pattern))
-		if err != nil {
-			t.Fatal(err)
+func clusterMode(gate bool, scale float64) Mode {
+	m := Mode{
+		Gate: gate, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 30,
+		KubeletCPU: []float64{2 * scale, 3 * scale}, RuntimeCPU: []float64{1, 1},
+		APIServerCPU: []float64{4, 4}, ControllerManagerCPU: []float64{0.5, 0.5},
+		ProfileSeconds: 60, ProfileCPUSeconds: 6, VolumeManagerCPUSeconds: 1.2 * scale,
+		Kinds: map[string]*KindTimes{
+			"api":    {Mount: []float64{0.3 * scale}, MountEndToEnd: []float64{1 * scale}, UnmountEndToEnd: []float64{0.5}},
+			"csi-1s": {Mount: []float64{1.3}, MountEndToEnd: []float64{2}, AttachedToMounted: []float64{0.2 * scale}, UnmountEndToEnd: []float64{0.6}, DetachEndToEnd: []float64{9}},
+		},
+		ConfigMapUpdate: []float64{40, 50, 60},
+		Remount:         []float64{0.1 * scale, 0.2 * scale, 0.3 * scale},
+		APIRequests: map[string]cluster.APIRequests{
+			PhaseIdle: {Seconds: 120, Count: map[string]int{"get nodes": 12, "patch nodes/status": int(12 * scale)},
+				MaxInSecond: map[string]int{"get nodes": 1, "patch nodes/status": 1}},
+			PhaseChurn: {Seconds: 60, Count: map[string]int{"patch nodes/status": int(30 / scale), "create serviceaccounts/token": 15},
+				MaxInSecond: map[string]int{"patch nodes/status": int(2 / scale), "create serviceaccounts/token": 3}},
+		},
+	}
+	if gate {
+		m.Passes = map[string]float64{"reconciler/full": 6, "desired_state_of_world_populator/partial": 30}
+	}
+	return m
+}
+
+func TestClusterReport(t *testing.T) {
+	on := clusterMode(true, 0.1)
+	on.APIRequests[PhaseChurn].MaxInSecond["patch nodes/status"] = 1
+	r := Result{Cluster: true, Off: []Mode{clusterMode(false, 1), clusterMode(false, 1)}, On: []Mode{on, clusterMode(true, 0.1)},
+		Orders: [][]Config{RoundOrder(1, false), RoundOrder(2, false)}}
+	rows := map[string][2]float64{}
+	for _, row := range Rows(r) {
+		rows[row.Figure] = [2]float64{row.Off.Value, row.On.Value}
+	}
+	for _, tc := range []struct {
+		figure  string
+		off, on float64
+	}{
+		{"idle kubelet CPU", 4, 0.4},
+		{"idle volume manager CPU (pprof)", 1.2, 0.12},
+		{"idle kube-apiserver CPU", 8, 8},
+		{"api: volume-ready wait p50", 300, 30},
+		{"csi-1s: attached → mounted p50", 200, 20},
+		{"csi-1s: deleted → detached p99", 9000, 9000},
+		{"configMap updated → pod file p50", 50000, 50000},
+		{"pod sync → volumes remounted p50", 200, 20},
+		{"idle reconciler passes, full", math.NaN(), 6},
+		{"idle populator passes, partial", math.NaN(), 30},
+	} {
+		if got, ok := rows[tc.figure]; !ok || math.Abs(got[0]-tc.off) > 1e-9 && !same(got[0], tc.off) || math.Abs(got[1]-tc.on) > 1e-9 {
+			t.Errorf("%s: got %v (%t), want off %v on %v", tc.figure, got, ok, tc.off, tc.on)
 		}
-		paths = append(paths, m...)
 	}
-	if len(paths) == 0 {
-		t.Fatalf("no results under %s", root)
+	if _, ok := rows["csi-0s: volume-ready wait p50"]; ok {
+		t.Errorf("a row for a kind no round measured")
 	}
-	for _, path := range paths {
-		t.Run(strings.TrimPrefix(path, root+string(filepath.Separator)), func(t *testing.T) {
-			r, err := Load(path)
-			if err != nil {
+	wantAPI := []APIRequestRow{
+		{Key: "get nodes", Idle: [2]float64{6, 6}, IdleMax: [2]int{1, 1}},
+		{Key: "patch nodes/status", Idle: [2]float64{6, 0.5}, Churn: [2]float64{30, 300}, IdleMax: [2]int{1, 1}, ChurnMax: [2]int{2, 20}},
+		{Key: "create serviceaccounts/token", Churn: [2]float64{15, 15}, ChurnMax: [2]int{3, 3}},
+	}
+	if got := APIRequestRows(r); !slices.Equal(got, wantAPI) {
+		t.Errorf("API request rows\n%+v\nwant\n%+v", got, wantAPI)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(loaded)
+	for _, want := range []string{"110 API pods", "2 round(s) per gate value, round 1 gate off first, round 2 gate on first;",
+		"| figure | gate off | gate on | off/on |\n", "| idle kubelet CPU | 4.00 CPU-s/min | 0.40 CPU-s/min | 10.0x |",
+		"| idle reconciler passes, full | 600 (polls every 100 ms) | 6.00 /min | n/a |",
+		"| patch nodes/status | 6.0 | 0.5 | 30.0 | 300.0 | 1 / 2 | 1 / 20 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if files, err := Charts(loaded, t.TempDir()); err != nil || len(files) != 3 {
+		t.Errorf("charts %v, %v; want 3", files, err)
+	}
+}
+
+func TestScaleReport(t *testing.T) {
+	mode := func(c Config, pods int, vm float64) Mode {
+		m := Mode{
+			Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: pods, Volumes: 4, WindowSeconds: 60,
+			KubeletCPU: []float64{5, 5}, RuntimeCPU: []float64{8, 9},
+			ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: vm, Mount: []float64{0.3, 0.301}, GapSeconds: 1,
+		}
+		if c == GateOn {
+			m.Passes = map[string]float64{"reconciler/full": 12, "reconciler/partial": 40}
+		}
+		return m
+	}
+	size := func(pods int, stock bool, vmStock, vmOff, vmOn float64) Size {
+		r := Result{Off: []Mode{mode(GateOff, pods, vmOff)}, On: []Mode{mode(GateOn, pods, vmOn)}}
+		if stock {
+			r.Stock = []Mode{mode(Stock, pods, vmStock)}
+		}
+		return Size{Pods: pods, Result: r}
+	}
+	tests := []struct {
+		name           string
+		sizes          []Size
+		want, unwanted []string
+	}{{
+		name:  "stock at every size, out of order",
+		sizes: []Size{size(250, true, 2.5, 3, 0.25), size(110, true, 1, 1.2, 0.1)},
+		want: []string{
+			"upstream's kubelet (stock) and the series with the gate off and on",
+			"- 110 pods: 1 round(s) per configuration (stock, gate off, gate on) on containerd,",
+			"| figure | 110 stock | 110 off | 110 on | stock/on | off/on | 250 stock | 250 off | 250 on | stock/on | off/on |",
+			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | 2.50 | 3.00 | 0.25 | 10.0x | 12.0x |",
+			// 12 full passes over two 60 s windows.
+			"| idle reconciler full passes (/min) | n/a | n/a | 6.00 | n/a | n/a |",
+			"| pods | pod ratio | stock growth | gate off growth | gate on growth |\n|---|---|---|---|---|\n| 250 | 2.27x | 2.50x | 2.50x | 2.50x |",
+			"(stock | gate off | gate on)", "- 110 pods: 8.00, 9.00 | 8.00, 9.00 | 8.00, 9.00",
+			"Stock and gate off, the loops count no passes",
+		},
+	}, {
+		name:  "stock at one size only",
+		sizes: []Size{size(110, true, 1, 1.2, 0.1), size(250, false, 0, 3, 0.25)},
+		want: []string{
+			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | — | 3.00 | 0.25 | — | 12.0x |",
+			"- 250 pods: 1 round(s) per gate value on containerd,", "| 250 | 2.27x | — | 2.50x | 2.50x |", "- 250 pods: — | 8.00, 9.00 | 8.00, 9.00",
+		},
+	}, {
+		name:     "no stock",
+		sizes:    []Size{size(110, false, 0, 1.2, 0.1), size(250, false, 0, 3, 0.25)},
+		want:     []string{"| figure | 110 off | 110 on | off/on | 250 off | 250 on | off/on |\n|---|---|---|---|---|---|---|\n", "| 250 | 2.27x | 2.50x | 2.50x |"},
+		unwanted: []string{"stock", "—"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md := ScaleMarkdown(tc.sizes)
+			for _, want := range tc.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("scale report lacks %q:\n%s", want, md)
+				}
+			}
+			for _, unwanted := range tc.unwanted {
+				if strings.Contains(md, unwanted) {
+					t.Errorf("scale report has %q:\n%s", unwanted, md)
+				}
+			}
+			file := filepath.Join(t.TempDir(), "vm.png")
+			if err := ScaleChart(tc.sizes, file); err != nil {
 				t.Fatal(err)
 			}
-			md := Markdown(r)
-			if r.HasStock() {
-				if !strings.Contains(md, "| figure | stock | gate off | gate on | stock/on | off/on |") {
-					t.Errorf("the report of %s, which has stock rounds, lacks the stock column:\n%s", path, md)
-				}
-			} else if strings.Contains(md, "stock") || !strings.Contains(md, "| figure | gate off | gate on | off/on |") {
-				t.Errorf("the report of %s:\n%s", path, md)
-			}
-			if _, err := Charts(r, t.TempDir()); err != nil {
-				t.Error(err)
+			if st, err := os.Stat(file); err != nil || st.Size() == 0 {
+				t.Errorf("chart not written: %v", err)
 			}
 		})
 	}

@@ -17,10 +17,6 @@ limitations under the License.
 // Package series reads a git format-patch series and checks the rules the
 // project's series must keep to be reviewable upstream: upstream-style
 // subjects, and no machine-specific paths or identities in anything a patch
-// adds.
-//
-// It also checks the shape of the series kept as commits in a git
-// repository: Churn finds lines one commit adds and a later one deletes,
-// BuildEach builds and vets every commit, and Exports counts the exported
-// identifiers the series adds. Command shape runs them for hack/verify.sh.
+// adds. test/series applies them to patches/; hack/verify.sh checks the
+// series' commits themselves (each builds, none undoes another) with git.
 package series

@@ -27,6 +27,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"evented-volume-manager/pkg/cluster"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -45,7 +46,7 @@ func requireCluster(t *testing.T) {
 	if err := node.Preflight(outDir(t), rt); err != nil {
 		t.Fatalf("EVM_NODE=cluster, but %v", err)
 	}
-	if err := node.ClusterPreflight(outDir(t)); err != nil {
+	if err := cluster.Preflight(outDir(t)); err != nil {
 		t.Fatalf("EVM_NODE=cluster, but %v", err)
 	}
 }
@@ -62,9 +63,10 @@ func mountID(t *testing.T, path string) string {
 }
 
 // apiPodRunning creates an API pod and waits until its container runs.
-func apiPodRunning(t *testing.T, n *node.Node, p node.APIPod) (cid, uid string) {
+func apiPodRunning(t *testing.T, c *cluster.Cluster, p cluster.APIPod) (cid, uid string) {
 	t.Helper()
-	if _, err := n.CreateAPIPod(t.Context(), p); err != nil {
+	n := c.Node()
+	if _, err := c.CreateAPIPod(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, p.Name+"'s container runs", func() (bool, error) {
@@ -72,7 +74,7 @@ func apiPodRunning(t *testing.T, n *node.Node, p node.APIPod) (cid, uid string) 
 		cid, err = n.RunningContainer(t.Context(), p.Name, "bb")
 		return cid != "", err
 	})
-	uid, err := n.APIPodUID(t.Context(), p.Name)
+	uid, err := c.APIPodUID(t.Context(), p.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +82,10 @@ func apiPodRunning(t *testing.T, n *node.Node, p node.APIPod) (cid, uid string) 
 }
 
 // volumesAttached are the volumes the node's status lists as attached.
-func volumesAttached(t *testing.T, n *node.Node) []string {
+func volumesAttached(t *testing.T, c *cluster.Cluster) []string {
 	t.Helper()
-	nodeObj, err := n.Client().CoreV1().Nodes().Get(t.Context(), n.Name(), metav1.GetOptions{})
+	n := c.Node()
+	nodeObj, err := c.Client().CoreV1().Nodes().Get(t.Context(), n.Name(), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +112,10 @@ func TestClusterNode(t *testing.T) {
 }
 
 func testClusterNode(t *testing.T, gate bool) {
-	n := startNode(t, func(o *node.Options) {
+	c := startCluster(t, func(o *node.Options) {
 		o.Gate = gate
-		o.Cluster = true
 	})
+	n := c.Node()
 	ctx := t.Context()
 
 	// A pod whose token expires in 10 minutes, the least the API allows:
@@ -121,13 +124,13 @@ func testClusterNode(t *testing.T, gate bool) {
 	rotate := gate && os.Getenv("EVM_TOKEN_ROTATION") != "false"
 	var tokenCID string
 	if rotate {
-		tokenCID, _ = apiPodRunning(t, n, node.APIPod{Name: "token", TokenExpiration: 600})
+		tokenCID, _ = apiPodRunning(t, c, cluster.APIPod{Name: "token", TokenExpiration: 600})
 	}
 
 	delay := time.Second
 	start := time.Now()
-	cid, uid := apiPodRunning(t, n, node.APIPod{Name: "csi", CSI: true, AttachDelay: &delay})
-	times := n.Attacher().Times(node.PVName("csi"))
+	cid, uid := apiPodRunning(t, c, cluster.APIPod{Name: "csi", CSI: true, AttachDelay: &delay})
+	times := c.Attacher().Times(cluster.PVName("csi"))
 	if times.Attached.IsZero() {
 		t.Fatalf("the pod runs, but the attacher never marked its volume attached")
 	}
@@ -143,7 +146,7 @@ func testClusterNode(t *testing.T, gate bool) {
 	if gate && running > 6*time.Second {
 		t.Errorf("gate on: the CSI pod ran %v after its creation, want the volume in use reported at once (well under 6s)", running)
 	}
-	if attached := volumesAttached(t, n); !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-csi") }) {
+	if attached := volumesAttached(t, c); !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-csi") }) {
 		t.Errorf("the node's status lists %v as attached, want the CSI volume", attached)
 	}
 
@@ -153,7 +156,7 @@ func testClusterNode(t *testing.T, gate bool) {
 		{"cat /etc/config/data", "v0"},
 		{"cat /etc/secret/data", "s0"},
 		{"cat /data/hello", "written-by-container"},
-		{"cat /var/run/secrets/kubernetes.io/serviceaccount/namespace", node.APIPodNamespace},
+		{"cat /var/run/secrets/kubernetes.io/serviceaccount/namespace", cluster.APIPodNamespace},
 		{"echo through-csi > /csi/file && cat /csi/file", "through-csi"},
 	} {
 		var got string
@@ -166,7 +169,7 @@ func testClusterNode(t *testing.T, gate bool) {
 	if tok, err := n.Exec(ctx, cid, "cat", "/var/run/secrets/kubernetes.io/serviceaccount/token"); err != nil || strings.Count(tok, ".") != 2 {
 		t.Errorf("the service-account token is not a JWT: %q, %v", tok, err)
 	}
-	mountDir := n.CSIMountDir(uid, "csi")
+	mountDir := c.CSIMountDir(uid, "csi")
 	idBefore := mountID(t, mountDir)
 	if idBefore == "" {
 		t.Fatalf("nothing is mounted at the CSI volume's %s", mountDir)
@@ -175,7 +178,7 @@ func testClusterNode(t *testing.T, gate bool) {
 	// A configMap update reaches the pod's file: the kubelet writes it at
 	// the pod's periodic resync, within 60 to 90 s.
 	updated := time.Now()
-	if err := n.UpdateConfigMap(ctx, "csi", "v1"); err != nil {
+	if err := c.UpdateConfigMap(ctx, "csi", "v1"); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Minute, "the configMap update reaches the pod", func() (bool, error) {
@@ -195,9 +198,9 @@ func testClusterNode(t *testing.T, gate bool) {
 		m := metrics(t, n)
 		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
 		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
-		want := float64(node.APIPodVolumes(true))
+		want := float64(cluster.APIPodVolumes(true))
 		if rotate {
-			want += float64(node.APIPodVolumes(false) + 1)
+			want += float64(cluster.APIPodVolumes(false) + 1)
 		}
 		return asw == dsw && asw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
 	})
@@ -236,7 +239,7 @@ func testClusterNode(t *testing.T, gate bool) {
 	// Deleting the pod unmounts the volume, and the attach/detach
 	// controller detaches it once the node no longer reports it in use.
 	deleted := time.Now()
-	if err := n.DeleteAPIPod(ctx, "csi"); err != nil {
+	if err := c.DeleteAPIPod(ctx, "csi"); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, "the pod's directory is removed", func() (bool, error) {
@@ -247,7 +250,7 @@ func testClusterNode(t *testing.T, gate bool) {
 		t.Errorf("the CSI volume is still mounted at %s", mountDir)
 	}
 	eventually(t, 2*time.Minute, "the VolumeAttachment is detached", func() (bool, error) {
-		return !n.Attacher().Times(node.PVName("csi")).Detached.IsZero(), nil
+		return !c.Attacher().Times(cluster.PVName("csi")).Detached.IsZero(), nil
 	})
 	detached := time.Since(deleted)
 	t.Logf("deleted → directory removed and volume detached after %v", detached.Round(time.Millisecond))

@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/kubeletlog"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -46,20 +48,61 @@ type flipPod struct {
 // flipMetric is the kubelet's feature-gate metric: 1 when the gate is on.
 const flipMetric = "kubernetes_feature_enabled"
 
+// A flip restarts the kubelet: with the gate set to gate, and with
+// upstream's kubelet (make kubelet-stock) if stock says so, the gate then
+// off; restartRuntime restarts the container runtime while the kubelet is
+// down.
+type flip struct {
+	gate, stock, restartRuntime bool
+}
+
+func (f flip) String() string {
+	s := "gate " + onOff(f.gate)
+	if f.stock {
+		s = "upstream's kubelet"
+	}
+	if f.restartRuntime {
+		s += ", the runtime restarted while the kubelet was down"
+	}
+	return s
+}
+
 // TestGateFlip turns the EventedVolumeManager gate on and off again on a
 // node with running pods, as an operator rolls it out and back: with 32
 // pods × 4 volumes running, the kubelet is restarted from gate off to on,
 // on to off, and then off to on and on to off again with the container
-// runtime restarted while the kubelet is down. After each flip no volume
-// was unmounted and mounted again (the mount table's IDs are unchanged), no
-// container restarted, no pod or volume directory was removed and made
-// again, the metrics say which mode the kubelet is in, and a pod added and
-// a pod deleted after the flip mount and clean up. It reports how long the
-// kubelet took from its start to every running pod's volumes being in its
-// actual state of world (reconstruction), gate off against on.
+// runtime restarted while the kubelet is down. runFlips says what each
+// flip must keep.
 func TestGateFlip(t *testing.T) {
 	require(t, false)
 	n := startNode(t, func(o *node.Options) { o.Gate = false })
+	runFlips(t, n, []flip{{gate: true}, {gate: false}, {gate: true, restartRuntime: true}, {gate: false, restartRuntime: true}})
+}
+
+// TestBinarySwap swaps the kubelet's binary on a node with running pods, as
+// an operator upgrades to the series and rolls back: from upstream's
+// v1.37.0 kubelet to the series' with the gate on, and back to upstream's.
+// runFlips says what each swap must keep.
+func TestBinarySwap(t *testing.T) {
+	require(t, false)
+	stock := filepath.Join(outDir(t), "bin", "kubelet-stock")
+	if _, err := os.Stat(stock); err != nil {
+		t.Fatalf("upstream's kubelet is missing (%v): make kubelet-stock builds it", err)
+	}
+	n := startNode(t, func(o *node.Options) { o.Gate, o.Kubelet, o.StockKubelet = false, stock, true })
+	runFlips(t, n, []flip{{gate: true}, {stock: true}})
+}
+
+// runFlips starts 32 pods × 4 volumes on n and restarts the kubelet as each
+// flip says. After each flip no volume was unmounted and mounted again (the
+// mount table's IDs are unchanged), no container restarted, no pod or
+// volume directory was removed and made again, emptyDir data is kept, the
+// metrics say which mode the kubelet is in, and a pod added and a pod
+// deleted after the flip mount and clean up. It reports how long the
+// kubelet took from its start to every running pod's volumes being in its
+// actual state of world (reconstruction), gate off against on.
+func runFlips(t *testing.T, n *node.Node, flips []flip) {
+	t.Helper()
 	pods := map[string]*flipPod{}
 	for i := range flipPods {
 		name := fmt.Sprintf("flip-%02d", i)
@@ -76,18 +119,11 @@ func TestGateFlip(t *testing.T) {
 	}
 	checkMode(t, n, false)
 
-	type flip struct {
-		gate           bool
-		restartRuntime bool
-	}
 	reconstructed := map[bool][]time.Duration{}
-	for i, f := range []flip{{gate: true}, {gate: false}, {gate: true, restartRuntime: true}, {gate: false, restartRuntime: true}} {
-		what := fmt.Sprintf("flip %d (gate %s)", i+1, onOff(f.gate))
-		if f.restartRuntime {
-			what += ", the runtime restarted while the kubelet was down"
-		}
+	for i, f := range flips {
+		what := fmt.Sprintf("flip %d (%s)", i+1, f)
 		before := snapshotFlipPods(t, n, pods)
-		took := flipGate(t, n, what, f.gate, f.restartRuntime, len(pods)*node.VolumesPerPod)
+		took := flipGate(t, n, what, f, len(pods)*node.VolumesPerPod)
 		reconstructed[f.gate] = append(reconstructed[f.gate], took)
 		after := snapshotFlipPods(t, n, pods)
 		compareFlipPods(t, what, before, after)
@@ -119,18 +155,23 @@ func TestGateFlip(t *testing.T) {
 	}
 }
 
-// flipGate restarts the kubelet with the gate set to gate, restarting the
-// container runtime while the kubelet is down if restartRuntime says so, and
-// waits until the volume manager's actual state of world, rebuilt from disk,
+// flipGate restarts the kubelet as f says, and waits until the volume manager's actual state of world, rebuilt from disk,
 // holds every running pod's volumes (volumes in all), as its desired state
 // does. It returns the time from the kubelet's start until then.
-func flipGate(t *testing.T, n *node.Node, what string, gate, restartRuntime bool, volumes int) time.Duration {
+func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time.Duration {
 	t.Helper()
 	n.StopKubelet()
-	if err := n.SetGate(gate); err != nil {
+	stock := ""
+	if f.stock {
+		stock = filepath.Join(outDir(t), "bin", "kubelet-stock")
+	}
+	if err := n.SetKubelet(stock, f.stock); err != nil {
 		t.Fatal(err)
 	}
-	if restartRuntime {
+	if err := n.SetGate(f.gate); err != nil {
+		t.Fatal(err)
+	}
+	if f.restartRuntime {
 		if err := n.KillRuntime(); err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +214,7 @@ func flipGate(t *testing.T, n *node.Node, what string, gate, restartRuntime bool
 		t.Errorf("%s: the restarted kubelet reconstructed %d volumes from disk and failed %d, want the %d there and none",
 			what, reconstructed, failed, len(onDisk))
 	}
-	checkMode(t, n, gate)
+	checkMode(t, n, f.gate)
 	return took
 }
 
@@ -187,7 +228,7 @@ const (
 // kubeletLogCount counts the kubelet log's lines that contain substr.
 func kubeletLogCount(t *testing.T, n *node.Node, substr string) int {
 	t.Helper()
-	lines, err := n.KubeletLogLines(substr)
+	lines, err := kubeletlog.Lines(n.KubeletLog(), substr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,29 +378,29 @@ const clusterFlipPods = 4
 // volume unmounted and detached.
 func TestClusterGateFlip(t *testing.T) {
 	requireCluster(t)
-	n := startNode(t, func(o *node.Options) {
+	c := startCluster(t, func(o *node.Options) {
 		o.Gate = false
-		o.Cluster = true
 	})
+	n := c.Node()
 	pods := map[string]*flipPod{}
 	for i := range clusterFlipPods {
 		name := fmt.Sprintf("flip-%d", i)
-		cid, uid := apiPodRunning(t, n, node.APIPod{Name: name, CSI: true})
+		cid, uid := apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
 		pods[name] = &flipPod{name: name, podName: name, uid: uid, container: node.Container{ID: cid}}
 	}
 	checkMode(t, n, false)
 	for i, gate := range []bool{true, false} {
 		what := fmt.Sprintf("cluster flip %d (gate %s)", i+1, onOff(gate))
 		before := snapshotFlipPods(t, n, pods)
-		took := flipGate(t, n, what, gate, false, len(pods)*node.APIPodVolumes(true))
+		took := flipGate(t, n, what, flip{gate: gate}, len(pods)*cluster.APIPodVolumes(true))
 		t.Logf("%s: kubelet start -> all running pods' volumes mounted %v", what, took.Round(time.Millisecond))
 		compareFlipPods(t, what, before, snapshotFlipPods(t, n, pods))
-		attached := volumesAttached(t, n)
+		attached := volumesAttached(t, c)
 		for name := range pods {
 			if !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-"+name) }) {
 				t.Errorf("%s: the node's status lists %v as attached, want %s's CSI volume", what, attached, name)
 			}
-			if d := n.Attacher().Times(node.PVName(name)).Detached; !d.IsZero() {
+			if d := c.Attacher().Times(cluster.PVName(name)).Detached; !d.IsZero() {
 				t.Errorf("%s: %s's volume was detached at %v", what, name, d)
 			}
 			if got, err := n.Exec(t.Context(), pods[name].container.ID, "sh", "-c", "echo "+name+" > /csi/file && cat /csi/file"); err != nil || got != name {
@@ -371,21 +412,21 @@ func TestClusterGateFlip(t *testing.T) {
 		// mounted; a pod deleted after it has its volume unmounted and
 		// detached.
 		added := fmt.Sprintf("after-%d", i+1)
-		cid, _ := apiPodRunning(t, n, node.APIPod{Name: added, CSI: true})
+		cid, _ := apiPodRunning(t, c, cluster.APIPod{Name: added, CSI: true})
 		if got, err := n.Exec(t.Context(), cid, "sh", "-c", "echo new > /csi/file && cat /csi/file"); err != nil || got != "new" {
 			t.Errorf("%s: the new pod's CSI volume: %q, %v", what, got, err)
 		}
 		for _, name := range []string{added, slices.Sorted(maps.Keys(pods))[0]} {
-			uid, err := n.APIPodUID(t.Context(), name)
+			uid, err := c.APIPodUID(t.Context(), name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := n.DeleteAPIPod(t.Context(), name); err != nil {
+			if err := c.DeleteAPIPod(t.Context(), name); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 2*time.Minute, what+": "+name+"'s directory is removed and its volume detached", func() (bool, error) {
 				_, err := os.Stat(n.PodDir(uid))
-				return os.IsNotExist(err) && !n.Attacher().Times(node.PVName(name)).Detached.IsZero(), nil
+				return os.IsNotExist(err) && !c.Attacher().Times(cluster.PVName(name)).Detached.IsZero(), nil
 			})
 			delete(pods, name)
 		}

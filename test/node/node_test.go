@@ -41,6 +41,8 @@ import (
 	"testing"
 	"time"
 
+	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/kubeletlog"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -87,6 +89,33 @@ func require(t *testing.T, smoke bool) {
 // startNode starts a node with the gate on and stops it when the test ends,
 // checking then that the host is as it was.
 func startNode(t *testing.T, options ...func(*node.Options)) *node.Node {
+	t.Helper()
+	n := startRuntime(t, options...)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := n.StartKubelet(ctx); err != nil {
+		t.Fatalf("starting the kubelet: %v", err)
+	}
+	return n
+}
+
+// startCluster starts a cluster node (pkg/cluster) with the gate on and
+// stops it when the test ends, as startNode does.
+func startCluster(t *testing.T, options ...func(*node.Options)) *cluster.Cluster {
+	t.Helper()
+	n := startRuntime(t, options...)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	c, err := cluster.Start(ctx, n, cluster.Options{})
+	if err != nil {
+		t.Fatalf("starting the cluster: %v", err)
+	}
+	return c
+}
+
+// startRuntime starts a node's runtime, without a kubelet, for startNode
+// and startCluster.
+func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 	t.Helper()
 	out := outDir(t)
 	before := node.TakeSnapshot()
@@ -228,6 +257,7 @@ func TestNodeSmoke(t *testing.T) {
 
 	waitForStream(t, n)
 	m := metrics(t, n)
+	checkKEPMetrics(t, m)
 	woken := m.Sum("volume_manager_loop_iterations_total") - m.Sum("volume_manager_loop_iterations_total", "trigger", "timer")
 	if woken == 0 {
 		t.Errorf("no loop iteration was woken by an event: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
@@ -237,10 +267,10 @@ func TestNodeSmoke(t *testing.T) {
 	removePod(t, n, "smoke", uid)
 	// The pod worker's WaitForUnmount and the housekeeping that removes the
 	// pod's directory run independently: wait for the log line too.
-	var waits node.VolumeWaits
+	var waits kubeletlog.VolumeWaits
 	eventually(t, 30*time.Second, "the kubelet logs the pod's mount and unmount waits", func() (bool, error) {
 		var err error
-		waits, err = n.VolumeWaits()
+		waits, err = kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		_, mounted := waits.Mount["default/"+podName]
 		_, unmounted := waits.Unmount["default/"+podName]
 		return mounted && unmounted, err
@@ -277,7 +307,7 @@ func waitForStream(t *testing.T, n *node.Node) {
 		return
 	}
 	eventually(t, 30*time.Second, "the volume manager logs that the runtime streams no events", func() (bool, error) {
-		lines, err := n.KubeletLogLines(unsupportedLine)
+		lines, err := kubeletlog.Lines(n.KubeletLog(), unsupportedLine)
 		return len(lines) > 0, err
 	})
 	checkTimerOnly(t, n, time.Time{})
@@ -290,7 +320,7 @@ func waitForStream(t *testing.T, n *node.Node) {
 // opening it each time.)
 func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	t.Helper()
-	lines, err := n.KubeletLogLines(unsupportedLine)
+	lines, err := kubeletlog.Lines(n.KubeletLog(), unsupportedLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +412,7 @@ func TestRuntimeRestarts(t *testing.T) {
 		}
 		podName, cid := addPodRunning(t, n, name)
 		checkVolumes(t, n, podName, cid)
-		waits, err := n.VolumeWaits()
+		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +446,7 @@ func TestRuntimeRestarts(t *testing.T) {
 	t.Logf("stream back after the runtime answered: min %v, median %v, max %v", backs[0], backs[len(backs)/2], backs[len(backs)-1])
 
 	m := metrics(t, n)
-	opened, err := n.KubeletLogLines(streamOpenedLine)
+	opened, err := kubeletlog.Lines(n.KubeletLog(), streamOpenedLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +484,7 @@ func TestRuntimeRestarts(t *testing.T) {
 	})
 	const kubeletRelistLine = "Requested the relist of a pod whose containers all exited for good"
 	eventually(t, 2*time.Minute, exitsName+"'s exit requests its relist through the stream", func() (bool, error) {
-		byKubelet, err := n.KubeletLogLines(kubeletRelistLine)
+		byKubelet, err := kubeletlog.Lines(n.KubeletLog(), kubeletRelistLine)
 		if err != nil {
 			return false, err
 		}
@@ -575,7 +605,7 @@ func TestChurnFlood(t *testing.T) {
 	})
 	t.Logf("%d pods running %v after their manifests were written", pods, time.Since(added).Round(time.Second))
 	eventually(t, time.Minute, "every flood pod's volume wait ends", func() (bool, error) {
-		waits, err := n.VolumeWaits()
+		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
 			return false, err
 		}
@@ -605,7 +635,7 @@ func TestChurnFlood(t *testing.T) {
 	// The pod workers' WaitForUnmount and the housekeeping that removes the
 	// pods' directories run independently: wait for the log lines too.
 	eventually(t, 2*time.Minute, "every flood pod's unmount wait ends", func() (bool, error) {
-		waits, err := n.VolumeWaits()
+		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
 			return false, err
 		}

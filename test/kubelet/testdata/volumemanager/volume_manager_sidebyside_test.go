@@ -42,11 +42,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/component-base/metrics/testutil"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet/config"
-	"k8s.io/kubernetes/pkg/kubelet/pleg"
 	kubepod "k8s.io/kubernetes/pkg/kubelet/pod"
 	vmmetrics "k8s.io/kubernetes/pkg/kubelet/volumemanager/metrics"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
@@ -60,7 +58,6 @@ import (
 	volumetest "k8s.io/kubernetes/pkg/volume/testing"
 	"k8s.io/kubernetes/pkg/volume/util/hostutil"
 	"k8s.io/mount-utils"
-	"k8s.io/utils/clock"
 )
 
 // sideBySideEnv configures TestVolumeManagerSideBySide, for example
@@ -68,18 +65,18 @@ import (
 // skipped: it takes minutes, and it measures rather than asserts.
 const sideBySideEnv = "VOLUME_MANAGER_SIDE_BY_SIDE"
 
+// sideBySideConfig is the workload. sideBySideEnv sets pods, volumes, idle
+// and out; the rest are parseSideBySide's defaults.
 type sideBySideConfig struct {
-	Pods      int           // pods running through the idle window
-	Volumes   int           // volumes per pod: emptyDir, hostPath, downwardAPI, projected, in turn
-	Idle      time.Duration // the idle window
-	Singles   int           // pods added (and later removed) one at a time
-	Gap       time.Duration // time between single pods
-	Slow      int           // pods added one at a time, SlowGap apart
-	SlowGap   time.Duration // time between slow single pods
-	Burst     int           // pods added at once
-	StormRate int           // runtime events per second during the storm
-	Storm     time.Duration // how long the storm lasts
-	Out       string        // where to write the JSON results
+	Pods    int           // pods running through the idle window
+	Volumes int           // volumes per pod: emptyDir, hostPath, downwardAPI, projected, in turn
+	Idle    time.Duration // the idle window
+	Singles int           // pods added (and later removed) one at a time
+	Gap     time.Duration // time between single pods
+	Slow    int           // pods added one at a time, SlowGap apart
+	SlowGap time.Duration // time between slow single pods
+	Burst   int           // pods added at once
+	Out     string        // where to write the JSON results
 	// Resync is the kubelet's pod resync interval: every running pod is
 	// ReprocessPod'd and waited on (WaitForAttachAndMount) every Resync to
 	// 1.5 Resync, jittered as the pod workers do. Zero turns it off.
@@ -107,12 +104,6 @@ type SideBySideMode struct {
 	SlowSeconds float64   `json:"slowGapSeconds"`
 	MountBurst  []float64 `json:"mountBurst"`
 	Unmount     []float64 `json:"unmount"`
-	// Storm.
-	StormEventsSent            int64   `json:"stormEventsSent"`
-	StormSeconds               float64 `json:"stormSeconds"`
-	StormPopulatorIterations   int64   `json:"stormPopulatorIterations"`
-	StormReconcilerIterations  int64   `json:"stormReconcilerIterations"`
-	StormPopulatorMaxPerSecond float64 `json:"stormPopulatorMaxPerSecond"`
 	// ResyncSeconds is the resync interval (0: no resyncs); Resyncs counts
 	// the resyncs in the idle window.
 	ResyncSeconds float64 `json:"resyncSeconds"`
@@ -124,7 +115,7 @@ type SideBySideMode struct {
 }
 
 func parseSideBySide(spec string) (sideBySideConfig, error) {
-	c := sideBySideConfig{Pods: 110, Volumes: 4, Idle: 30 * time.Second, Singles: 30, Gap: 500 * time.Millisecond, Slow: 10, SlowGap: 2 * time.Second, Burst: 50, StormRate: 1000, Storm: 10 * time.Second, Resync: time.Minute}
+	c := sideBySideConfig{Pods: 110, Volumes: 4, Idle: 30 * time.Second, Singles: 30, Gap: 500 * time.Millisecond, Slow: 10, SlowGap: 2 * time.Second, Burst: 50, Resync: time.Minute}
 	for _, kv := range strings.Split(spec, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
@@ -136,26 +127,10 @@ func parseSideBySide(spec string) (sideBySideConfig, error) {
 			c.Pods, err = strconv.Atoi(v)
 		case "volumes":
 			c.Volumes, err = strconv.Atoi(v)
-		case "singles":
-			c.Singles, err = strconv.Atoi(v)
-		case "slow":
-			c.Slow, err = strconv.Atoi(v)
-		case "slowgap":
-			c.SlowGap, err = time.ParseDuration(v)
-		case "burst":
-			c.Burst, err = strconv.Atoi(v)
-		case "stormrate":
-			c.StormRate, err = strconv.Atoi(v)
 		case "idle":
 			c.Idle, err = time.ParseDuration(v)
-		case "gap":
-			c.Gap, err = time.ParseDuration(v)
-		case "storm":
-			c.Storm, err = time.ParseDuration(v)
 		case "out":
 			c.Out = v
-		case "resync":
-			c.Resync, err = time.ParseDuration(v)
 		default:
 			err = fmt.Errorf("unknown key %q", k)
 		}
@@ -170,7 +145,7 @@ func parseSideBySide(spec string) (sideBySideConfig, error) {
 // emptyDir, hostPath, downwardAPI and projected plugins on disk and a fake
 // mounter, with the EventedVolumeManager gate off and then on, in one run:
 // idle iterations and CPU, WaitForAttachAndMount latency for single pods and
-// a burst, WaitForUnmount latency, and iterations under a runtime event storm.
+// a burst, and WaitForUnmount latency.
 // make bench runs it and turns the results into tables and charts.
 func TestVolumeManagerSideBySide(t *testing.T) {
 	spec := os.Getenv(sideBySideEnv)
@@ -187,10 +162,9 @@ func TestVolumeManagerSideBySide(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EventedVolumeManager, gate)
 			r := runSideBySide(t, cfg, gate)
 			results = append(results, r)
-			t.Logf("gate=%v: idle %d+%d walks (%d resyncs) in %.0fs, %.3f CPU-s; mount p50 single %.1fms (%v apart) %.1fms (%v apart) burst %.1fms; unmount p50 %.1fms; storm %d+%d iterations in %.0fs",
+			t.Logf("gate=%v: idle %d+%d walks (%d resyncs) in %.0fs, %.3f CPU-s; mount p50 single %.1fms (%v apart) %.1fms (%v apart) burst %.1fms; unmount p50 %.1fms",
 				gate, r.PopulatorIterations, r.ReconcilerIterations, r.Resyncs, r.IdleSeconds, r.IdleCPUSeconds,
-				1000*median(r.MountSingle), cfg.Gap, 1000*median(r.MountSlow), cfg.SlowGap, 1000*median(r.MountBurst), 1000*median(r.Unmount),
-				r.StormPopulatorIterations, r.StormReconcilerIterations, r.StormSeconds)
+				1000*median(r.MountSingle), cfg.Gap, 1000*median(r.MountSlow), cfg.SlowGap, 1000*median(r.MountBurst), 1000*median(r.Unmount))
 		})
 	}
 	if cfg.Out != "" {
@@ -279,9 +253,9 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 	mounter := mount.NewFakeMounter(nil)
 	hu := hostutil.NewFakeHostUtil(nil)
 	podsDir := filepath.Join(root, "pods")
-	wakeups := NewWakeups(clock.RealClock{})
 	vm := NewVolumeManager(true, testHostname, podManager, states, nil, plugMgr, mounter, hu, podsDir,
-		&record.FakeRecorder{}, volumetest.NewBlockVolumePathHandler(), nil, 0, WithWakeups(wakeups)).(*volumeManager)
+		&record.FakeRecorder{}, volumetest.NewBlockVolumePathHandler(), nil, 0).(*volumeManager)
+	wakeups := WakeupsOf(vm) // nil, which does nothing, with the gate off
 
 	// The same reconciler NewVolumeManager builds, with its readiness check
 	// counted: the reconciler calls it once per iteration, gate off or on.
@@ -291,27 +265,15 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		vm.desiredStateOfWorld, vm.actualStateOfWorld,
 		func() bool { reconcilerIterations.Add(1); return populatorReady() },
 		vm.operationExecutor, mounter, hu, plugMgr, podsDir, vm.evented.reconcilerOptions()...)
-	storm := &fakeEventSource{events: make(chan *runtimeapi.ContainerEventResponse, 1024)}
-
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background().V(0)))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		vm.Run(ctx, config.NewSourcesReady(func(sets.Set[string]) bool { return true }))
 	}()
-	eventsDone := make(chan struct{})
-	go func() {
-		defer close(eventsDone)
-		if vm.evented == nil {
-			return // nobody subscribes with the gate off
-		}
-		// The kubelet's one CRI event subscription, feeding the volume manager.
-		pleg.NewContainerEventStream(storm, wakeups, nil, clock.RealClock{}).Run(ctx)
-	}()
 	defer func() {
 		cancel()
 		<-done
-		<-eventsDone
 	}()
 
 	waitMounted := func(pods []*v1.Pod, start time.Time) []float64 {
@@ -429,38 +391,6 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		}
 		r.Unmount = append(r.Unmount, time.Since(start).Seconds())
 	}
-
-	// A storm of runtime events. Without the gate nobody subscribes, and the
-	// loops poll as always.
-	time.Sleep(2 * time.Second)
-	popBefore, rcBefore = podManager.calls.Load(), reconcilerIterations.Load()
-	stopped := &runtimeapi.ContainerEventResponse{ContainerEventType: runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT}
-	start = time.Now()
-	interval := time.Second / time.Duration(cfg.StormRate)
-	ticker = time.NewTicker(interval)
-	lastPop = popBefore
-	secondStart := start
-	for time.Since(start) < cfg.Storm {
-		<-ticker.C
-		if gate {
-			select {
-			case storm.events <- stopped:
-				r.StormEventsSent++
-			default:
-			}
-		} else {
-			r.StormEventsSent++
-		}
-		if time.Since(secondStart) >= time.Second {
-			p := podManager.calls.Load()
-			r.StormPopulatorMaxPerSecond = max(r.StormPopulatorMaxPerSecond, float64(p-lastPop)/time.Since(secondStart).Seconds())
-			lastPop, secondStart = p, time.Now()
-		}
-	}
-	ticker.Stop()
-	r.StormSeconds = time.Since(start).Seconds()
-	r.StormPopulatorIterations = podManager.calls.Load() - popBefore
-	r.StormReconcilerIterations = reconcilerIterations.Load() - rcBefore
 	return r
 }
 
@@ -511,11 +441,11 @@ func loopPasses(t *testing.T, gate bool) map[string]float64 {
 	out := map[string]float64{}
 	for _, loop := range []string{populator.LoopName, reconciler.LoopName} {
 		for _, kind := range []wakeup.PassKind{wakeup.PassFull, wakeup.PassPartial, wakeup.PassSkipped} {
-			v, err := testutil.GetCounterMetricValue(vmmetrics.LoopPasses.WithLabelValues(loop, kind.String()))
+			v, err := testutil.GetCounterMetricValue(vmmetrics.LoopPasses.WithLabelValues(loop, string(kind)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			out[loop+"/"+kind.String()] = v
+			out[loop+"/"+string(kind)] = v
 		}
 	}
 	return out

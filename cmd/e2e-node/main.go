@@ -1,0 +1,424 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command e2e-node runs upstream's node e2e binary (e2e_node.test, built from
+// the assembled tree) on this machine, offline, against containerd from make
+// node-deps and the patched kubelet, for make test-e2e-node.
+//
+// It starts the container runtime (containerd, or CRI-O with -runtime crio)
+// through pkg/node, restarting it when it exits as a service manager would, and imports the images the selected tests need
+// under the names the e2e framework expects, so nothing is pulled: pkg/node
+// imports busybox and pause, and e2e-node imports agnhost (make node-deps'
+// _output/images/agnhost.tar) when -image asks for it. The test
+// binary runs etcd, the API server and the kubelet itself. The kubelet must
+// sit beside the test binary. systemd-run, systemctl and journalctl are
+// hidden from the suite, which would otherwise use them on a host whose PID 1
+// is not systemd; and --system-cgroups and --kubelet-cgroups are cleared so
+// that the kubelet never moves host processes into a /system cgroup. When it
+// stops, it removes the pods and restores the host, and removes what
+// upstream's HostPath specs leave in the host's /tmp.
+//
+// With -procs N above 1 (the default is 3) the Ginkgo CLI
+// (-ginkgo, built at the tree's Ginkgo version) runs the test binary in N
+// processes: the first starts the suite's services and kubelet, the others
+// use them, and [Serial] specs run alone at the end. With -procs 1 the test
+// binary runs by itself.
+//
+//	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"evented-volume-manager/pkg/node"
+)
+
+type images map[string]string
+
+func (i images) String() string { return fmt.Sprint(map[string]string(i)) }
+func (i images) Set(v string) error {
+	k, name, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("want local=name, got %q", v)
+	}
+	i[k] = name
+	return nil
+}
+
+func main() {
+	out := flag.String("out", "_output", "the project's build output (binaries and images)")
+	testBinary := flag.String("test", filepath.Join("_output", "e2e-node", "e2e_node.test"), "the node e2e test binary; the kubelet must be beside it")
+	focus := flag.String("focus", "", "the tests to run (--ginkgo.focus)")
+	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
+	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
+	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
+	procs := flag.Int("procs", 3, "the Ginkgo processes that run the specs; 1 runs the test binary by itself")
+	ginkgoCLI := flag.String("ginkgo", "", "the Ginkgo CLI, for -procs above 1 (default: ginkgo beside the test binary)")
+	runtime := node.RuntimeFlags(flag.CommandLine)
+	tags := images{}
+	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
+	flag.Parse()
+
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	rt, eventsOff, err := runtime()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(2)
+	}
+	o := node.Options{Runtime: rt, PodEventsOff: eventsOff}
+	if *procs < 1 {
+		fmt.Fprintf(os.Stderr, "e2e-node: -procs must be 1 or more, got %d\n", *procs)
+		os.Exit(2)
+	}
+	s := suite{focus: *focus, skip: *skip, timeout: *timeout, procs: *procs, ginkgo: *ginkgoCLI}
+	if err := run(*out, *testBinary, s, *gate, o, tags, logf); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e-node:", err)
+		os.Exit(1)
+	}
+	logf("done in %v", time.Since(start).Round(time.Second))
+}
+
+// suite is how the suite runs: which specs, for how long, and in how many
+// Ginkgo processes.
+type suite struct {
+	focus, skip string
+	timeout     time.Duration
+	// procs is the number of Ginkgo processes; above 1 the Ginkgo CLI runs
+	// the test binary.
+	procs int
+	// ginkgo is the Ginkgo CLI; empty means ginkgo beside the test binary.
+	ginkgo string
+}
+
+// agnhostImage is the reference of make node-deps' agnhost image, which
+// pkg/node does not import by itself.
+const agnhostImage = "localhost/agnhost:local"
+
+// hostPathLeftovers are what upstream's HostPath specs, whose hostPath volume
+// is the host's /tmp, write there and may leave.
+var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
+
+func run(out, testBinary string, s suite, gate bool, o node.Options, tags images, logf func(string, ...any)) (err error) {
+	out, _ = filepath.Abs(out)
+	testBinary, _ = filepath.Abs(testBinary)
+	dir := filepath.Dir(testBinary)
+	kubelet := filepath.Join(dir, "kubelet")
+	if _, err := os.Stat(kubelet); err != nil {
+		return fmt.Errorf("the kubelet must be beside the test binary: %w", err)
+	}
+	if s.procs > 1 {
+		if s.ginkgo == "" {
+			s.ginkgo = filepath.Join(dir, "ginkgo")
+		}
+		if s.ginkgo, err = filepath.Abs(s.ginkgo); err != nil {
+			return err
+		}
+		if _, err := os.Stat(s.ginkgo); err != nil {
+			return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
+		}
+		// The Ginkgo CLI takes a precompiled suite only by this name.
+		if filepath.Ext(testBinary) != ".test" {
+			return fmt.Errorf("the Ginkgo CLI runs a test binary only if its name ends in .test, not %s", filepath.Base(testBinary))
+		}
+	}
+	kubeletExe, err := filepath.EvalSymlinks(kubelet)
+	if err != nil {
+		return err
+	}
+	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
+	for local := range tags {
+		if _, ok := localImages[local]; !ok {
+			return fmt.Errorf("no local image %q: want busybox, pause or agnhost", local)
+		}
+	}
+	agnhostArchive := filepath.Join(out, "images", "agnhost.tar")
+	if _, ok := tags["agnhost"]; ok {
+		if _, err := os.Stat(agnhostArchive); err != nil {
+			return fmt.Errorf("the agnhost image is missing (%w): run make node-deps first", err)
+		}
+	}
+	stop := node.HandleInterrupts(logf)
+	defer stop()
+
+	leftovers := map[string]bool{}
+	for _, p := range hostPathLeftovers {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			leftovers[p] = true
+		}
+	}
+	defer func() {
+		for p := range leftovers {
+			if _, statErr := os.Lstat(p); statErr != nil {
+				continue
+			}
+			logf("removing %s, left by the HostPath specs", p)
+			if rmErr := os.RemoveAll(p); rmErr != nil && err == nil {
+				err = rmErr
+			}
+		}
+	}()
+	before := node.TakeSnapshot()
+	o.Out = out
+	o.Work = filepath.Join(dir, "node")
+	o.PodNetwork = true
+	o.Logf = logf
+	logf("container runtime: %s", o.RuntimeLabel())
+	// The suite runs its own kubelet, and restarts the runtime as it would
+	// a service (systemctl restart): the node only supervises the runtime.
+	n, err := node.Start(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	n.Supervise(node.RuntimeService)
+	defer func() {
+		// The suite stops its kubelet; a run cut short may leave it.
+		for _, pid := range node.ProcessesOf(kubeletExe) {
+			logf("stopping the suite's kubelet (pid %d)", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if stopErr := n.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+		if restoreErr := before.Restored(out, n.Work()); restoreErr != nil {
+			logf("the host is not as it was: %v", restoreErr)
+			if err == nil {
+				err = restoreErr
+			}
+		} else {
+			logf("the host is as it was")
+		}
+	}()
+
+	if _, ok := tags["agnhost"]; ok {
+		if err := n.ImportImage(context.Background(), agnhostArchive, agnhostImage); err != nil {
+			return err
+		}
+	}
+	for local, name := range tags {
+		if err := n.TagImage(context.Background(), localImages[local], name); err != nil {
+			return err
+		}
+	}
+
+	path, err := pathWithout(filepath.Join(dir, "path"), "systemd-run", "systemctl", "journalctl")
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "report")); err != nil {
+		return err
+	}
+	scratch := filepath.Join(dir, "run")
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		return err
+	}
+	config := filepath.Join(dir, "kubelet-base.yaml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupRoot: /
+failSwapOn: false
+failCgroupV1: false
+makeIPTablesUtilChains: false
+containerRuntimeEndpoint: unix://%s
+imageServiceEndpoint: unix://%s
+podLogsDir: %s
+volumePluginDir: %s
+resolvConf: /etc/resolv.conf
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+`, n.Socket(), n.Socket(), filepath.Join(n.Work(), "podlogs"), filepath.Join(n.Work(), "volume-plugins"))), 0o644); err != nil {
+		return err
+	}
+
+	args := []string{
+		"--container-runtime-endpoint=unix://" + n.Socket(),
+		"--image-service-endpoint=unix://" + n.Socket(),
+		"--container-runtime-process-name=" + n.RuntimeProcessName(),
+		"--container-runtime-pid-file=" + n.RuntimePIDFile(),
+		"--prepull-images=false",
+		"--kubelet-config-file=" + config,
+		"--kubelet-flags=--system-cgroups= --kubelet-cgroups= --cluster-domain=cluster.local",
+		"--dns-domain=cluster.local",
+		"--report-dir=" + filepath.Join(dir, "report"),
+		fmt.Sprintf("--feature-gates=EventedVolumeManager=%t", gate),
+	}
+	cmd, err := s.command(testBinary, scratch, args)
+	if err != nil {
+		return err
+	}
+	if s.procs > 1 {
+		logf("running %s in %d Ginkgo processes (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	} else {
+		logf("running %s (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	}
+	log, err := os.Create(filepath.Join(dir, "e2e.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd.Env = append(os.Environ(), "PATH="+path)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			summary(dir)
+			if err != nil {
+				return fmt.Errorf("the node e2e suite failed (%v); its log is %s", err, filepath.Join(dir, "e2e.log"))
+			}
+			return nil
+		case <-tick.C:
+			logf("the suite is running")
+		}
+	}
+}
+
+// command is the command that runs the suite with its own arguments,
+// suiteArgs, in scratch, where the suite writes its kubeconfig,
+// kubelet-config and kubelet.conf.d.
+//
+// With one process it is the test binary with Ginkgo's flags. With more, it
+// is the Ginkgo CLI: ginkgo --procs=N ... scratch/e2e_node.test -- suiteArgs.
+// The CLI runs a precompiled test binary in the binary's directory, so
+// scratch gets a link to the test binary, and one to the kubelet, which the
+// suite looks for beside the binary it was started as.
+func (s suite) command(testBinary, scratch string, suiteArgs []string) (*exec.Cmd, error) {
+	if s.procs <= 1 {
+		args := append(append([]string{}, suiteArgs...),
+			"--ginkgo.focus="+s.focus,
+			"--ginkgo.timeout="+s.timeout.String(),
+			"--ginkgo.v",
+			"--ginkgo.no-color",
+		)
+		if s.skip != "" {
+			args = append(args, "--ginkgo.skip="+s.skip)
+		}
+		cmd := exec.Command(testBinary, args...)
+		cmd.Dir = scratch
+		return cmd, nil
+	}
+	link := filepath.Join(scratch, filepath.Base(testBinary))
+	if err := os.Symlink(testBinary, link); err != nil {
+		return nil, err
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(testBinary), "kubelet"), filepath.Join(scratch, "kubelet")); err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--procs=" + strconv.Itoa(s.procs),
+		"--timeout=" + s.timeout.String(),
+		"--focus=" + s.focus,
+	}
+	if s.skip != "" {
+		args = append(args, "--skip="+s.skip)
+	}
+	args = append(args, "-v", "--no-color", link, "--")
+	cmd := exec.Command(s.ginkgo, append(args, suiteArgs...)...)
+	cmd.Dir = scratch
+	return cmd, nil
+}
+
+// summary prints the suite's specs that ran, from its JUnit report, and the
+// totals from its log. Under the Ginkgo CLI too, the suite's own reporter
+// (--report-dir) writes report/junit_01.xml, from the first process with
+// every process's specs, and the CLI prints the totals.
+func summary(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var suites struct {
+			Cases []struct {
+				Name   string  `xml:"name,attr"`
+				Status string  `xml:"status,attr"`
+				Time   float64 `xml:"time,attr"`
+			} `xml:"testsuite>testcase"`
+		}
+		if err := xml.Unmarshal(data, &suites); err != nil {
+			fmt.Printf("        %s: %v\n", f, err)
+			continue
+		}
+		for _, c := range suites.Cases {
+			if c.Status != "skipped" {
+				fmt.Printf("        %-7s %6.1fs  %s\n", c.Status, c.Time, c.Name)
+			}
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "e2e.log"))
+	for _, line := range strings.Split(string(data), "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "Ran ") || strings.HasPrefix(t, "SUCCESS!") || strings.HasPrefix(t, "FAIL!") {
+			fmt.Println("        " + t)
+		}
+	}
+}
+
+// pathWithout makes dir a directory of links to every program on the
+// standard paths except the hidden ones, and returns it as a PATH.
+func pathWithout(dir string, hidden ...string) (string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	hide := map[string]bool{}
+	for _, h := range hidden {
+		hide[h] = true
+	}
+	for _, d := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			link := filepath.Join(dir, e.Name())
+			if hide[e.Name()] {
+				continue
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue // an earlier directory wins, as on PATH
+			}
+			if err := os.Symlink(filepath.Join(d, e.Name()), link); err != nil {
+				return "", err
+			}
+		}
+	}
+	return dir, nil
+}

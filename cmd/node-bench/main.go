@@ -1,0 +1,245 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command node-bench is the real-node side-by-side benchmark that make
+// node-bench and make node-bench-cluster run: for each round, the same
+// workload on a fresh node for each configuration, in an order that changes
+// from round to round (nodebench.RoundOrder). On a standalone node the
+// configurations are upstream's kubelet (stock, -stock-kubelet, built from
+// the release's tag without the series; -stock=false leaves it out) and the
+// series' with the EventedVolumeManager gate off and on; -cluster runs a
+// cluster node, gate off and on, with its own defaults. It writes
+// results.json, report.md and charts into -dir and prints the report.
+//
+// -sizes runs the standalone benchmark at each number of pods, into
+// -dir/pods-N, then writes the scale table (scale.md) of every pods-N under
+// -dir and the chart of the idle volume manager CPU against pods.
+//
+//	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] ...
+//	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] ...
+//	node-bench -out _output -sizes "110 250 500"
+//	node-bench [-cluster] [-sizes ...] -report    (the report of an earlier run)
+package main
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"evented-volume-manager/pkg/node"
+	"evented-volume-manager/pkg/nodebench"
+)
+
+// clusterDefaults are the flags' defaults with -cluster.
+var clusterDefaults = map[string]string{
+	"dir": filepath.Join("_output", "node-bench-cluster"), "settle": "30s", "windows": "2", "singles": "15", "rounds": "2",
+	"exit-pods": "0", "stock": "false",
+}
+
+func main() {
+	var o nodebench.Options
+	flag.StringVar(&o.Out, "out", "_output", "the project's build output (binaries and images)")
+	dir := flag.String("dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
+	flag.BoolVar(&o.Cluster, "cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, gate off and on")
+	flag.IntVar(&o.Pods, "pods", 110, "idle pods, each with 4 volumes")
+	flag.DurationVar(&o.Settle, "settle", 20*time.Second, "rest after the pods run, before measuring (-cluster: 30s)")
+	flag.DurationVar(&o.Window, "window", 60*time.Second, "one idle CPU window")
+	flag.IntVar(&o.Windows, "windows", 3, "idle CPU windows per round (-cluster: 2)")
+	flag.DurationVar(&o.Profile, "profile", 60*time.Second, "the kubelet CPU profile's length")
+	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time (-cluster: 15 pods of each kind added, then deleted)")
+	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
+	flag.IntVar(&o.ExitPods, "exit-pods", 20, "pods with restartPolicy Never whose container exits on its own, 3 to 8 s after it starts; 0 adds none (-cluster: 0)")
+	flag.DurationVar(&o.ExitPoll, "exit-poll", 5*time.Millisecond, "how often /proc/self/mountinfo is read while the -exit-pods' volumes are unmounted")
+	flag.IntVar(&o.ConfigMaps, "configmaps", 110, "-cluster: idle pods (at most -pods) whose config map is updated at once, in each wave")
+	flag.IntVar(&o.ConfigMapWaves, "configmap-waves", 3, "-cluster: waves of config map updates per round, each after the last wave's files changed")
+	flag.DurationVar(&o.ConfigMapTimeout, "configmap-timeout", 150*time.Second, "-cluster: how long a wave waits for the updated config maps in the pods' files")
+	rounds := flag.Int("rounds", 1, "rounds; each runs every configuration, in an order that changes from round to round (-cluster: 2)")
+	stock := flag.Bool("stock", true, "run upstream's kubelet (-stock-kubelet) too, as the stock configuration (-cluster: false)")
+	stockKubelet := flag.String("stock-kubelet", "", "upstream's kubelet, built without the series (hack/build-stock-kubelet.sh); empty means -out's bin/kubelet-stock")
+	sizes := flag.String("sizes", "", `pod counts, such as "110 250 500": the scale matrix, the benchmark at each size into -dir/pods-N`)
+	runtime := node.RuntimeFlags(flag.CommandLine)
+	reportOnly := flag.Bool("report", false, "only write the report of the results in -dir (with -sizes, the scale table)")
+	flag.Parse()
+	if o.Cluster {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, value := range clusterDefaults {
+			if !set[name] {
+				_ = flag.Set(name, value)
+			}
+		}
+	}
+	o.Dir = *dir
+
+	start := time.Now()
+	o.Logf = func(format string, args ...any) {
+		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	err := run(o, *rounds, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "node-bench:", err)
+		os.Exit(1)
+	}
+	if !*reportOnly {
+		fmt.Printf("node-bench done in %v; results, reports and charts in %s\n", time.Since(start).Round(time.Second), o.Dir)
+	}
+}
+
+func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
+	var pods []int
+	fields := strings.Fields(sizes)
+	for _, s := range fields {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("-sizes holds %q: want pod counts, for example \"110 250 500\"", s)
+		}
+		pods = append(pods, n)
+	}
+	switch {
+	case o.Cluster && (stock || len(pods) > 0):
+		return fmt.Errorf("-cluster runs gate off and on at one size: it takes neither -stock nor -sizes")
+	case reportOnly && len(pods) > 0:
+		return scale(o.Dir)
+	case reportOnly:
+		r, err := nodebench.Load(filepath.Join(o.Dir, "results.json"))
+		if err != nil {
+			return err
+		}
+		return report(r, o.Dir)
+	case o.ExitPods > 0 && o.ExitPoll <= 0:
+		return fmt.Errorf("-exit-poll %v: want a period above 0", o.ExitPoll)
+	}
+	var err error
+	if o.Runtime, o.PodEventsOff, err = runtime(); err != nil {
+		return err
+	}
+	if err := node.Preflight(o.Out, o.Runtime); err != nil {
+		return fmt.Errorf("%v (make node-bench builds them)", err)
+	}
+	if stock {
+		if o.StockKubelet, err = filepath.Abs(cmp.Or(stockKubelet, filepath.Join(o.Out, "bin", "kubelet-stock"))); err != nil {
+			return err
+		}
+		if _, err := os.Stat(o.StockKubelet); err != nil {
+			return fmt.Errorf("upstream's kubelet %s is missing: run hack/build-stock-kubelet.sh (make node-bench builds it), or pass -stock=false", o.StockKubelet)
+		}
+	}
+	stop := node.HandleInterrupts(o.Logf)
+	defer stop()
+	if len(pods) == 0 {
+		return benchmark(o, rounds, stock)
+	}
+	for i, n := range pods {
+		so := o
+		so.Pods, so.Dir = n, filepath.Join(o.Dir, fmt.Sprintf("pods-%d", n))
+		fmt.Printf("==> the benchmark at %d pods\n", n)
+		if err := benchmark(so, rounds, stock); err != nil {
+			return fmt.Errorf("at %d pods: %w; the sizes before it are kept: rerun with -sizes %q", n, err, strings.Join(fields[i:], " "))
+		}
+	}
+	return scale(o.Dir)
+}
+
+// benchmark runs the rounds and writes the results and the report into
+// o.Dir.
+func benchmark(o nodebench.Options, rounds int, stock bool) error {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	// Roughly how long one configuration takes.
+	estimate := o.Settle + time.Duration(o.Windows)*o.Window + o.Profile
+	churn := time.Duration(2*o.Singles) * o.Gap
+	switch {
+	case o.Cluster:
+		estimate += 2*time.Minute + time.Duration(o.ConfigMapWaves)*95*time.Second + time.Duration(len(nodebench.ClusterPodKinds))*(churn+20*time.Second)
+	case o.ExitPods > 0:
+		estimate += 90*time.Second + churn + 20*time.Second
+	default:
+		estimate += 90*time.Second + churn
+	}
+	r := nodebench.Result{Cluster: o.Cluster}
+	ctx := context.Background()
+	for round := 1; round <= rounds; round++ {
+		order := nodebench.RoundOrder(round, stock)
+		r.Orders = append(r.Orders, order)
+		for _, c := range order {
+			fmt.Printf("==> round %d of %d, %s: %d pods (about %v)\n", round, rounds, c, o.Pods, estimate.Round(time.Minute))
+			m, err := nodebench.Run(ctx, o, c)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w; the node's logs are under %s", round, c, err, filepath.Join(o.Dir, c.WorkDir(), "logs"))
+			}
+			r.Add(m)
+			if err := r.Save(filepath.Join(o.Dir, "results.json")); err != nil {
+				return err
+			}
+		}
+	}
+	return report(r, o.Dir)
+}
+
+// report writes r's report.md and charts into dir, and prints the report.
+func report(r nodebench.Result, dir string) error {
+	md := nodebench.Markdown(r)
+	files, err := nodebench.Charts(r, dir)
+	if err != nil {
+		return err
+	}
+	for i := range files {
+		files[i] = filepath.Base(files[i])
+	}
+	md += "\nCharts: " + strings.Join(files, ", ") + "\n"
+	fmt.Print("\n" + md)
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644)
+}
+
+// scale writes the scale table of every pods-N/results.json under dir into
+// scale.md, with the chart of the idle volume manager CPU against pods, and
+// prints it.
+func scale(dir string) error {
+	matches, err := filepath.Glob(filepath.Join(dir, "pods-*", "results.json"))
+	if err != nil {
+		return err
+	}
+	var sizes []nodebench.Size
+	for _, m := range matches {
+		sub := regexp.MustCompile(`pods-(\d+)$`).FindStringSubmatch(filepath.Dir(m))
+		if sub == nil {
+			continue
+		}
+		pods, _ := strconv.Atoi(sub[1])
+		r, err := nodebench.Load(m)
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, nodebench.Size{Pods: pods, Result: r})
+	}
+	if len(sizes) == 0 {
+		return fmt.Errorf("no pods-N/results.json under %s: run node-bench -sizes \"110 250\" first", dir)
+	}
+	if err := nodebench.ScaleChart(sizes, filepath.Join(dir, "vm-cpu-vs-pods.png")); err != nil {
+		return err
+	}
+	md := nodebench.ScaleMarkdown(sizes) + "\nChart: vm-cpu-vs-pods.png\n"
+	fmt.Print(md)
+	return os.WriteFile(filepath.Join(dir, "scale.md"), []byte(md), 0o644)
+}

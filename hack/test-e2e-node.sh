@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# make test-e2e-node: upstream's node e2e suite, run locally and offline
+# against the container runtime from make node-deps (containerd, or CRI-O with
+# NODE_RUNTIME=crio; NODE_CRIO_POD_EVENTS=false turns its events off) and the
+# patched kubelet (cmd/e2e-node).
+# It builds e2e_node.test from the assembled tree (about 4 minutes warm,
+# longer cold), puts the kubelet beside it, tags the local busybox, pause and
+# agnhost images with the names the e2e framework expects, and runs, with the
+# gate on, the EventedVolumeManager tests, upstream's "Kubelet Volume Manager"
+# test and upstream's [NodeConformance] volume specs: [sig-storage] ConfigMap,
+# Secrets, Downward API volume, EmptyDir volumes, Projected configMap, secret,
+# downwardAPI and combined, and HostPath. etcd and the API server run inside
+# the test binary.
+#
+# FOCUS, SKIP and PARALLELISM mean what they mean to upstream's
+# make test-e2e-node:
+#   FOCUS=REGEXP     the tests to run (--ginkgo.focus); the default is above
+#   SKIP=REGEXP      the tests not to run (--ginkgo.skip); by default upstream's
+#                    [Flaky] and [Slow] specs, and its storage specs that are
+#                    [Serial], [Disruptive] or behind a [Feature:...]. The
+#                    gate's own specs are [Serial] and [Feature:OffByDefault]
+#                    (an alpha gate), one of them [Disruptive], so a plain
+#                    "\[Serial\]|\[Disruptive\]|\[Feature:" would skip them all.
+#                    SKIP= (empty) skips nothing.
+#   PARALLELISM=3    the Ginkgo processes that run the specs (ginkgo --procs,
+#                    with the Ginkgo CLI built at the tree's version; upstream's
+#                    default is 8); the first starts the suite's services and
+#                    kubelet, [Serial] specs run alone at the end.
+#                    PARALLELISM=1 runs the test binary by itself.
+#   GATE=true        the EventedVolumeManager gate; with false the gate's own
+#                    specs are skipped by default (they would restart the
+#                    kubelet through systemd to turn the gate on)
+#
+# Needs root. The host is restored when it stops (the kubelet root is
+# /var/lib/kubelet, as the suite requires).
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+require_root "the node e2e suite" "it runs a container runtime, runc and a kubelet"
+require_tree
+[ -f "${OUT}/images/agnhost.tar" ] || die "_output/images/agnhost.tar is missing: run make node-deps first."
+PARALLELISM="${PARALLELISM:-3}"
+[[ "${PARALLELISM}" =~ ^[1-9][0-9]*$ ]] || die "PARALLELISM=${PARALLELISM}: want a number of Ginkgo processes, 1 or more."
+E2E="${OUT}/e2e-node"
+mkdir -p "${E2E}"
+total_start=$(date +%s)
+
+step "building e2e_node.test from the tree (about 4 minutes warm)"
+(cd "${TREE}" && go test -c -o "${E2E}/e2e_node.test" ./test/e2e_node/) ||
+  die "building test/e2e_node failed; see the compiler's output above."
+ln -sf "${KUBELET}" "${E2E}/kubelet"
+step_done
+
+if [ "${PARALLELISM}" -gt 1 ]; then
+  # At the version the tree's go.mod pins, from the module cache: offline,
+  # about 40 s cold and a second or two once built.
+  step "building the Ginkgo CLI at the tree's version"
+  (cd "${TREE}" && go build -o "${E2E}/ginkgo" github.com/onsi/ginkgo/v2/ginkgo) ||
+    die "building the Ginkgo CLI failed; see the compiler's output above."
+  echo "    $("${E2E}/ginkgo" version)"
+  step_done
+fi
+
+step "image names the e2e framework expects"
+# A small program in the tree's own (git-ignored) _output directory asks the
+# framework for its image names, so they follow the tree's manifest.
+mkdir -p "${TREE}/_output/evm-e2e-images"
+cat >"${TREE}/_output/evm-e2e-images/main.go" <<'GO'
+package main
+
+import (
+	"fmt"
+
+	imageutils "k8s.io/kubernetes/test/utils/image"
+)
+
+func main() {
+	fmt.Printf("busybox=%s\n", imageutils.GetE2EImage(imageutils.BusyBox))
+	fmt.Printf("pause=%s\n", imageutils.GetPauseImageName())
+	fmt.Printf("agnhost=%s\n", imageutils.GetE2EImage(imageutils.Agnhost))
+}
+GO
+image_flags=()
+while IFS= read -r line; do
+  echo "    ${line}"
+  image_flags+=(-image "${line}")
+done < <(cd "${TREE}" && go run ./_output/evm-e2e-images)
+[ "${#image_flags[@]}" = 6 ] || die "could not read the e2e framework's image names."
+step_done
+
+default_focus='Evented Volume Manager|Kubelet Volume Manager|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|EmptyDir volumes|Projected (configMap|secret|downwardAPI|combined)|HostPath) .*\[NodeConformance\]'
+default_skip='\[Flaky\]|\[Slow\]|\[sig-storage\] .*(\[Serial\]|\[Disruptive\]|\[Feature:)'
+FOCUS="${FOCUS:-${default_focus}}"
+GATE="${GATE:-true}"
+if [ "${GATE}" = false ]; then
+  # The gate's own specs need the gate on. With it off they would turn it on
+  # by restarting the kubelet through systemd (sudo systemctl), which a host
+  # without systemd cannot do: with the gate off they are skipped.
+  default_skip="${default_skip}|Evented Volume Manager"
+fi
+if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
+  # CRI-O gives a privileged container every capability up to cap_last_cap;
+  # containerd gives it the capabilities it has itself. Where the host's
+  # bounding set lacks one (CAP_SYS_RESOURCE on the project's machines), runc
+  # cannot raise it, and privileged containers never start on CRI-O.
+  bounding=$(awk '/^CapBnd:/ {print $2}' /proc/self/status)
+  last_cap=$(cat /proc/sys/kernel/cap_last_cap)
+  if [ $((16#${bounding})) != $(( (1 << (last_cap + 1)) - 1 )) ]; then
+    echo "    this host's capability bounding set (CapBnd ${bounding}) lacks capabilities up to cap_last_cap ${last_cap}:"
+    echo "    CRI-O's privileged containers cannot start, so upstream's privileged HostPath specs are skipped"
+    default_skip="${default_skip}|HostPath should support (r/w|subPath)"
+  fi
+fi
+SKIP="${SKIP-${default_skip}}"
+step "node e2e (EventedVolumeManager=${GATE})"
+echo "    focus:       ${FOCUS}"
+echo "    skip:        ${SKIP}"
+echo "    parallelism: ${PARALLELISM}"
+(cd "${ROOT}" && go run ./cmd/e2e-node -out "${OUT}" -test "${E2E}/e2e_node.test" \
+  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" "${image_flags[@]}") ||
+  die "the node e2e suite failed; its log is ${E2E#"${ROOT}/"}/e2e.log and the JUnit report is under ${E2E#"${ROOT}/"}/report."
+step_done
+printf 'make test-e2e-node done in %ss\n' "$(( $(date +%s) - total_start ))"

@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"evented-volume-manager/pkg/node"
+
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// APIPodNamespace is the namespace of the pods a cluster node's tests and
+// benchmark create.
+const APIPodNamespace = "default"
+
+// APIPod describes a pod created through the API server: busybox in
+// hostNetwork, bound to the node (no scheduler runs), with an emptyDir
+// (/data), a configMap (/etc/config, key "data") and a secret (/etc/secret)
+// of its own, and the default service account's projected token volume,
+// which the API server's ServiceAccount admission adds (kube-api-access-*).
+// With CSI it also mounts a PersistentVolumeClaim (/csi) bound to a
+// PersistentVolume of the project's CSI driver, which requires attach.
+type APIPod struct {
+	Name string
+	// CSI adds the CSI volume; AttachDelay, if set, is the attacher's delay
+	// for it (AttachDelayAnnotation on its PV).
+	CSI         bool
+	AttachDelay *time.Duration
+	// TokenExpiration, if set, adds a projected service-account token
+	// volume (/var/run/secrets/tokens/short) that expires after that many
+	// seconds; the API allows 600 or more.
+	TokenExpiration int64
+}
+
+// APIPodVolumes is how many volumes an APIPod has: the token, emptyDir,
+// configMap and secret, and the CSI volume if it has one.
+func APIPodVolumes(csi bool) int {
+	if csi {
+		return 5
+	}
+	return 4
+}
+
+// ConfigMapName, SecretName, PVName and PVCName are the names of a pod's
+// objects.
+func ConfigMapName(pod string) string { return "cm-" + pod }
+
+// SecretName is the name of a pod's secret.
+func SecretName(pod string) string { return "sec-" + pod }
+
+// PVName is the name of a pod's PersistentVolume.
+func PVName(pod string) string { return "pv-" + pod }
+
+// PVCName is the name of a pod's PersistentVolumeClaim.
+func PVCName(pod string) string { return "pvc-" + pod }
+
+// CreateAPIPod creates a pod's config map, secret and, with CSI, its PV and
+// PVC, waits for the claim to be bound, and then creates the pod. Objects
+// that exist already are kept. It returns when it created the pod.
+func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error) {
+	client := c.client
+	ns := APIPodNamespace
+	ignoreExists := func(err error) error {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(p.Name)},
+		Data:       map[string]string{"data": "v0"},
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return time.Time{}, fmt.Errorf("config map of %s: %w", p.Name, err)
+	}
+	if _, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(p.Name)},
+		StringData: map[string]string{"data": "s0"},
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return time.Time{}, fmt.Errorf("secret of %s: %w", p.Name, err)
+	}
+	volumes := []corev1.Volume{
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p.Name)}}}},
+		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(p.Name)}}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "scratch", MountPath: "/data"},
+		{Name: "config", MountPath: "/etc/config"},
+		{Name: "secret", MountPath: "/etc/secret"},
+	}
+	if p.TokenExpiration > 0 {
+		volumes = append(volumes, corev1.Volume{Name: "short-token", VolumeSource: corev1.VolumeSource{
+			Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
+				ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "short", ExpirationSeconds: new(p.TokenExpiration)}}}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "short-token", MountPath: "/var/run/secrets/tokens"})
+	}
+	if p.CSI {
+		if err := c.createCSIClaim(ctx, p); err != nil {
+			return time.Time{}, err
+		}
+		if err := c.waitClaimBound(ctx, PVCName(p.Name)); err != nil {
+			return time.Time{}, err
+		}
+		volumes = append(volumes, corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p.Name)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "csi", MountPath: "/csi"})
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Labels: map[string]string{"app": "evm"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      c.node.Name(),
+			HostNetwork:                   true,
+			TerminationGracePeriodSeconds: new(int64(0)),
+			Containers: []corev1.Container{{
+				Name:            "bb",
+				Image:           node.BusyboxImage,
+				ImagePullPolicy: corev1.PullNever,
+				Command:         []string{"sh", "-c", "trap 'exit 0' TERM; echo written-by-container > /data/hello; sleep 3600 & wait"},
+				VolumeMounts:    mounts,
+			}},
+			Volumes: volumes,
+		},
+	}
+	created := time.Now()
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return time.Time{}, fmt.Errorf("pod %s: %w", p.Name, err)
+	}
+	return created, nil
+}
+
+// createCSIClaim creates a pod's PV of the project's CSI driver and a PVC
+// that names it; the PV binder binds them.
+func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod) error {
+	client := c.client
+	size := resource.MustParse("1Mi")
+	ann := map[string]string{}
+	if p.AttachDelay != nil {
+		ann[AttachDelayAnnotation] = p.AttachDelay.String()
+	}
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: PVName(p.Name), Annotations: ann},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: CSIDriverName, VolumeHandle: "vol-" + p.Name, FSType: "ext4"}},
+			ClaimRef: &corev1.ObjectReference{Namespace: APIPodNamespace, Name: PVCName(p.Name)},
+		},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("PV of %s: %w", p.Name, err)
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: PVCName(p.Name)},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: new(""),
+			VolumeName:       PVName(p.Name),
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("PVC of %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// waitClaimBound waits until the PV binder has bound a claim, as the
+// scheduler does before it binds a pod with an immediately bound claim to a
+// node. A pod bound to the node before its claim fails its first volume
+// wait ("PVC is not bound"), and its pod worker retries only after its 10s
+// backoff.
+func (c *Cluster) waitClaimBound(ctx context.Context, claim string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pvc, err := c.client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Get(ctx, claim, metav1.GetOptions{})
+		if err == nil && pvc.Status.Phase == corev1.ClaimBound {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the PV binder did not bind %s within 30s (last error: %v)", claim, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// DeleteAPIPod deletes a pod through the API server, gracefully, as a user
+// would; the kubelet finishes the deletion once the pod has stopped.
+func (c *Cluster) DeleteAPIPod(ctx context.Context, name string) error {
+	client := c.client
+	return client.CoreV1().Pods(APIPodNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// APIPodGone reports whether a pod is gone from the API server.
+func (c *Cluster) APIPodGone(ctx context.Context, name string) (bool, error) {
+	_, err := c.client.CoreV1().Pods(APIPodNamespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// UpdateConfigMap sets the "data" key of a pod's config map.
+func (c *Cluster) UpdateConfigMap(ctx context.Context, pod, value string) error {
+	client := c.client
+	cm, err := client.CoreV1().ConfigMaps(APIPodNamespace).Get(ctx, ConfigMapName(pod), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cm.Data = map[string]string{"data": value}
+	_, err = client.CoreV1().ConfigMaps(APIPodNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	return err
+}
+
+// APIPodUID is the UID of a pod in the API server.
+func (c *Cluster) APIPodUID(ctx context.Context, name string) (string, error) {
+	pod, err := c.client.CoreV1().Pods(APIPodNamespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return string(pod.UID), nil
+}
+
+// ConfigMapFile is the host path of a pod's config map key "data", as the
+// kubelet wrote it into the pod's configMap volume.
+func (c *Cluster) ConfigMapFile(uid string) string {
+	return filepath.Join(c.node.PodDir(uid), "volumes", "kubernetes.io~configmap", "config", "data")
+}
+
+// TokenFile is the host path of a pod's projected service-account token.
+// It is "" if the pod has no kube-api-access volume.
+func (c *Cluster) TokenFile(uid string) string {
+	dir := filepath.Join(c.node.PodDir(uid), "volumes", "kubernetes.io~projected")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "kube-api-access-") {
+			return filepath.Join(dir, e.Name(), "token")
+		}
+	}
+	return ""
+}
+
+// CSIMountDir is the host path where the kubelet mounts a pod's CSI volume.
+func (c *Cluster) CSIMountDir(uid, pod string) string {
+	return filepath.Join(c.node.PodDir(uid), "volumes", "kubernetes.io~csi", PVName(pod), "mount")
+}

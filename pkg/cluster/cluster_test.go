@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"evented-volume-manager/pkg/csidriver"
+)
+
+func TestWriteClusterPKI(t *testing.T) {
+	p, err := writeClusterPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(p.caPEM) {
+		t.Fatal("ca.crt holds no certificate")
+	}
+	data, err := os.ReadFile(p.path("apiserver.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"127.0.0.1", "localhost", "kubernetes.default.svc", serviceIP} {
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
+			t.Errorf("the serving certificate does not verify for %s: %v", name, err)
+		}
+	}
+	if ip := net.ParseIP("127.0.0.1"); !slices.ContainsFunc(cert.IPAddresses, ip.Equal) {
+		t.Errorf("the serving certificate lacks 127.0.0.1: %v", cert.IPAddresses)
+	}
+	for _, f := range []string{"apiserver.key", "sa.key", "sa.pub"} {
+		info, err := os.Stat(p.path(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, info.Mode().Perm())
+		}
+	}
+}
+
+// TestAttacher runs the attacher against a fake API server and the
+// project's CSI driver on a real socket: a VolumeAttachment gets the
+// finalizer, is marked attached no sooner than its PV's delay with the
+// driver's publish context, and on deletion loses the finalizer.
+func TestAttacher(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dir, err := os.MkdirTemp("", "att")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	endpoint := filepath.Join(dir, "csi.sock")
+	served := make(chan error, 1)
+	go func() {
+		served <- csidriver.Serve(ctx, csidriver.Options{Name: CSIDriverName, NodeID: "n1", Endpoint: endpoint,
+			RegistrationDir: filepath.Join(dir, "reg"), StateDir: filepath.Join(dir, "state"), Logf: t.Logf})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(endpoint); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the CSI driver's socket did not appear")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	tests := []struct {
+		name  string
+		delay string
+		want  time.Duration
+	}{
+		{"no delay", "", 0},
+		{"delay from the PV", "300ms", 300 * time.Millisecond},
+	}
+	client := fake.NewClientset()
+	a, err := StartAttacher(ctx, ctx, client, CSIDriverName, endpoint, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pv := "pv-" + string(rune('a'+i))
+			ann := map[string]string{}
+			if tc.delay != "" {
+				ann[AttachDelayAnnotation] = tc.delay
+			}
+			if _, err := client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: pv, Annotations: ann},
+				Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
+					CSI: &corev1.CSIPersistentVolumeSource{Driver: CSIDriverName, VolumeHandle: "vol-" + pv}}},
+			}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			va := &storagev1.VolumeAttachment{
+				ObjectMeta: metav1.ObjectMeta{Name: "va-" + pv},
+				Spec: storagev1.VolumeAttachmentSpec{Attacher: CSIDriverName, NodeName: "n1",
+					Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
+			}
+			created := time.Now()
+			if _, err := client.StorageV1().VolumeAttachments().Create(ctx, va, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var got *storagev1.VolumeAttachment
+			waitUntil(t, 10*time.Second, "the VolumeAttachment is attached", func() bool {
+				got, err = client.StorageV1().VolumeAttachments().Get(ctx, va.Name, metav1.GetOptions{})
+				return err == nil && got.Status.Attached
+			})
+			if d := a.Times(pv).Attached.Sub(created); d < tc.want {
+				t.Errorf("attached after %v, want at least %v", d, tc.want)
+			}
+			if got.Status.AttachmentMetadata["node"] != "n1" {
+				t.Errorf("attachment metadata %v, want the driver's publish context", got.Status.AttachmentMetadata)
+			}
+			if !slices.Contains(got.Finalizers, a.finalizer) {
+				t.Errorf("finalizers %v, want %s", got.Finalizers, a.finalizer)
+			}
+			// The attach/detach controller lists it in the node's status.
+			nodeObj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+				VolumesAttached: []corev1.AttachedVolume{{Name: corev1.UniqueVolumeName("kubernetes.io/csi/" + CSIDriverName + "^vol-" + pv)}}}}
+			if _, err := client.CoreV1().Nodes().Create(ctx, nodeObj, metav1.CreateOptions{}); err != nil {
+				if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, nodeObj, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitUntil(t, 10*time.Second, "the node's listing is recorded", func() bool { return !a.Times(pv).Listed.IsZero() })
+			// The fake API server keeps an object with finalizers on
+			// deletion, as the real one does, only with a deletion
+			// timestamp the client sets.
+			now := metav1.Now()
+			got.DeletionTimestamp = &now
+			if _, err := client.StorageV1().VolumeAttachments().Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, 10*time.Second, "the finalizer is removed", func() bool {
+				got, err = client.StorageV1().VolumeAttachments().Get(ctx, va.Name, metav1.GetOptions{})
+				return err == nil && !slices.Contains(got.Finalizers, a.finalizer)
+			})
+			if a.Times(pv).DeleteRequested.IsZero() {
+				t.Errorf("the deletion was not recorded")
+			}
+			if err := client.StorageV1().VolumeAttachments().Delete(ctx, va.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, 10*time.Second, "the detach is recorded", func() bool { return !a.Times(pv).Detached.IsZero() })
+		})
+	}
+	cancel()
+	a.Wait()
+	if err := <-served; err != nil {
+		t.Errorf("the CSI driver: %v", err)
+	}
+}
+
+// waitUntil polls cond every 10ms; the attacher and the driver run on the
+// real clock, as processes of a real node do.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

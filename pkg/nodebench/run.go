@@ -1,0 +1,588 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package nodebench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"evented-volume-manager/pkg/bench"
+	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/kubeletlog"
+	"evented-volume-manager/pkg/node"
+)
+
+// churnVerbosity is the kubelet's --v while the single pods are deleted and
+// added (the pod workers' deletion lines are V(4)) and while the config maps
+// are updated (the operation generator logs a remount's MountVolume.SetUp at
+// V(4)).
+const churnVerbosity = 4
+
+// Names of the loops' metrics and the loops and pass kinds they label.
+const (
+	iterationsMetric = "volume_manager_loop_iterations_total"
+	passesMetric     = "volume_manager_loop_passes_total"
+)
+
+var (
+	loops     = []string{"desired_state_of_world_populator", "reconciler"}
+	passKinds = []string{"full", "partial", "skipped"}
+)
+
+// cpuSample is the CPU of the kubelet, the runtime and, on a cluster node,
+// kube-apiserver and kube-controller-manager so far.
+type cpuSample struct {
+	at                              time.Time
+	kubelet, runtime, apiserver, cm time.Duration
+}
+
+func sampleCPU(n *node.Node, cl *cluster.Cluster) (cpuSample, error) {
+	s := cpuSample{at: time.Now()}
+	var err error
+	if s.kubelet, err = n.KubeletCPU(); err != nil {
+		return s, err
+	}
+	if s.runtime, err = n.RuntimeCPU(); err != nil || cl == nil {
+		return s, err
+	}
+	s.apiserver, s.cm, err = cl.ControlPlaneCPU()
+	return s, err
+}
+
+// paced calls f(0) to f(count-1), gap apart, and returns the kubelet's and
+// the runtime's CPU from the first call to gap after the last.
+func paced(ctx context.Context, n *node.Node, count int, gap time.Duration, f func(i int) error) (*ChurnCPU, error) {
+	s, err := sampleCPU(n, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range count {
+		if err := f(i); err != nil {
+			return nil, err
+		}
+		if err := sleep(ctx, gap); err != nil {
+			return nil, err
+		}
+	}
+	e, err := sampleCPU(n, nil)
+	return &ChurnCPU{Seconds: e.at.Sub(s.at).Seconds(), Kubelet: (e.kubelet - s.kubelet).Seconds(), Runtime: (e.runtime - s.runtime).Seconds()}, err
+}
+
+// Run measures one configuration on a fresh node: the pods added at once,
+// the idle windows and the profile, then on a standalone node the single
+// pods and the exiting pods (runSingles, measureExits), on a cluster node
+// the config map updates and the single pods of each kind (runCluster).
+func Run(ctx context.Context, o Options, c Config) (Mode, error) {
+	logf := o.Logf
+	m := Mode{Gate: c.Gate(), Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
+	no := node.Options{
+		Out:          o.Out,
+		Work:         filepath.Join(o.Dir, c.WorkDir()),
+		Gate:         c.Gate(),
+		Runtime:      o.Runtime,
+		PodEventsOff: o.PodEventsOff,
+		MaxPods:      max(o.Pods+o.ExitPods, node.DefaultMaxPods),
+		Logf:         logf,
+	}
+	if o.Cluster {
+		m.Volumes, no.MaxPods = cluster.APIPodVolumes(false), max(o.Pods+o.Singles+10, node.DefaultMaxPods)
+	}
+	kubelet := node.KubeletBinary(o.Out)
+	if c == Stock {
+		if o.StockKubelet == "" {
+			return m, fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
+		}
+		no.Kubelet, no.StockKubelet, kubelet = o.StockKubelet, true, o.StockKubelet
+	}
+	m.Runtime = no.RuntimeLabel()
+	out, err := exec.CommandContext(ctx, kubelet, "--version").Output()
+	if err != nil {
+		return m, fmt.Errorf("%s --version: %w", kubelet, err)
+	}
+	m.KubeletVersion = strings.TrimSpace(string(out))
+	logf("%s: %s", c, m.KubeletVersion)
+	n, err := node.Start(ctx, no)
+	if err != nil {
+		return m, err
+	}
+	defer func() {
+		if err := n.Stop(); err != nil {
+			logf("stopping the node: %v", err)
+		}
+	}()
+	var cl *cluster.Cluster
+	if o.Cluster {
+		cl, err = cluster.Start(ctx, n, cluster.Options{})
+	} else {
+		err = n.StartKubelet(ctx)
+	}
+	if err != nil {
+		return m, err
+	}
+
+	logf("adding %d pods x %d volumes at once", o.Pods, m.Volumes)
+	start := time.Now()
+	idle := make([]string, o.Pods)
+	for i := range idle {
+		idle[i] = fmt.Sprintf("w-%03d", i)
+		if o.Cluster {
+			_, err = cl.CreateAPIPod(ctx, cluster.APIPod{Name: idle[i]})
+		} else {
+			err = n.AddPod(idle[i], node.PodManifest(idle[i], n.HostPathDir(), nil))
+		}
+		if err != nil {
+			return m, err
+		}
+	}
+	if err := waitRunning(ctx, n, o.Pods, 10*time.Minute); err != nil {
+		return m, err
+	}
+	m.StartupSeconds = time.Since(start).Seconds()
+	logf("all %d pods run after %.1fs; settling for %v", o.Pods, m.StartupSeconds, o.Settle)
+	if err := sleep(ctx, o.Settle); err != nil {
+		return m, err
+	}
+
+	itersBefore, passesBefore := loopCounts(ctx, n)
+	idleFrom := time.Now()
+	for w := 1; w <= o.Windows; w++ {
+		s0, err := sampleCPU(n, cl)
+		if err != nil {
+			return m, err
+		}
+		if err := sleep(ctx, o.Window); err != nil {
+			return m, err
+		}
+		s1, err := sampleCPU(n, cl)
+		if err != nil {
+			return m, err
+		}
+		m.KubeletCPU = append(m.KubeletCPU, (s1.kubelet - s0.kubelet).Seconds())
+		m.RuntimeCPU = append(m.RuntimeCPU, (s1.runtime - s0.runtime).Seconds())
+		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v", w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window)
+		if o.Cluster {
+			m.APIServerCPU = append(m.APIServerCPU, (s1.apiserver - s0.apiserver).Seconds())
+			m.ControllerManagerCPU = append(m.ControllerManagerCPU, (s1.cm - s0.cm).Seconds())
+			logf("idle window %d/%d: kube-apiserver %.2f, kube-controller-manager %.2f CPU-s", w, o.Windows, m.APIServerCPU[w-1], m.ControllerManagerCPU[w-1])
+		}
+	}
+	idleTo := time.Now()
+	iters, passes := loopCounts(ctx, n)
+	m.Iterations, m.Passes = minus(iters, itersBefore), minus(passes, passesBefore)
+
+	logf("profiling the kubelet for %v", o.Profile)
+	prof, err := n.Profile(ctx, o.Profile)
+	if err != nil {
+		return m, fmt.Errorf("profiling the kubelet: %w", err)
+	}
+	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
+	if err != nil {
+		return m, err
+	}
+	m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop = o.Profile.Seconds(), share.Total.Seconds(), share.Matched.Seconds(), share.Top
+	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
+
+	if o.Cluster {
+		err = runCluster(ctx, n, cl, o, idle, idleFrom, idleTo, &m)
+	} else {
+		err = runSingles(ctx, n, o, idle, &m)
+	}
+	if err != nil {
+		return m, err
+	}
+	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has(iterationsMetric) {
+		m.Triggers = metrics.ByLabel(iterationsMetric, "trigger")
+		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
+	}
+	// Last: the trigger and missed-signal counts above cover the same
+	// stretch of the run as before this measurement.
+	if o.ExitPods > 0 && !o.Cluster {
+		if m.ExitUnmount, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
+			return m, err
+		}
+		m.ExitPollSeconds = o.ExitPoll.Seconds()
+	}
+	return m, nil
+}
+
+// loopCounts reads the loops' iterations by loop and their passes keyed
+// "loop/kind"; nil where the kubelet has no such metric (the gate off).
+func loopCounts(ctx context.Context, n *node.Node) (iterations, passes map[string]float64) {
+	metrics, err := n.Metrics(ctx)
+	if err != nil || !metrics.Has(iterationsMetric) {
+		return nil, nil
+	}
+	iterations = metrics.ByLabel(iterationsMetric, "loop")
+	if metrics.Has(passesMetric) {
+		passes = map[string]float64{}
+		for _, loop := range loops {
+			for _, kind := range passKinds {
+				passes[loop+"/"+kind] = metrics.Sum(passesMetric, "loop", loop, "kind", kind)
+			}
+		}
+	}
+	return iterations, passes
+}
+
+// minus is the counts of a less those of b, or nil without a.
+func minus(a, b map[string]float64) map[string]float64 {
+	if a == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for k, v := range a {
+		out[k] = v - b[k]
+	}
+	return out
+}
+
+// runSingles deletes o.Singles of the idle static pods one at a time, o.Gap
+// apart, then adds as many new ones, at --v=4, and times their mounts,
+// unmounts and deletion phases from the kubelet's log.
+func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *Mode) error {
+	logf := o.Logf
+	singles := min(o.Singles, o.Pods)
+	// The pod workers log the deletion's phases at V(4); the idle windows
+	// and the profile ran at the default --v, and the mount waits of the
+	// pods added below are timed at the same --v as the deletions.
+	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+		return err
+	}
+	m.ChurnVerbosity = churnVerbosity
+	removedAt, addedAt := make([]time.Time, singles), make([]time.Time, singles)
+	added := make([]string, singles)
+	var err error
+	logf("deleting %d pods, %v apart, at --v=%d", singles, o.Gap, churnVerbosity)
+	if m.DeleteCPU, err = paced(ctx, n, singles, o.Gap, func(i int) error {
+		removedAt[i] = time.Now()
+		return n.RemovePod(idle[i])
+	}); err != nil {
+		return err
+	}
+	logf("deleting: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", m.DeleteCPU.Kubelet, n.RuntimeProcessName(), m.DeleteCPU.Runtime, m.DeleteCPU.Seconds)
+	logf("adding %d pods, %v apart", singles, o.Gap)
+	if m.AddCPU, err = paced(ctx, n, singles, o.Gap, func(i int) error {
+		added[i], addedAt[i] = fmt.Sprintf("s-%03d", i), time.Now()
+		return n.AddPod(added[i], node.PodManifest(added[i], n.HostPathDir(), nil))
+	}); err != nil {
+		return err
+	}
+	logf("adding: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", m.AddCPU.Kubelet, n.RuntimeProcessName(), m.AddCPU.Runtime, m.AddCPU.Seconds)
+	if err := waitRunning(ctx, n, o.Pods, 5*time.Minute); err != nil {
+		return err
+	}
+	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
+		return err
+	}
+	// Every pod's waits are logged before its containers run, or right
+	// after it is deleted.
+	waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
+	if err != nil {
+		return err
+	}
+	key := func(name string) string { return "default/" + n.PodName(name) }
+	for i, name := range idle {
+		if d, ok := waits.Mount[key(name)]; ok {
+			m.BurstMount = append(m.BurstMount, d.Seconds())
+		}
+		if d, ok := waits.Unmount[key(name)]; ok && i < singles {
+			m.Unmount = append(m.Unmount, d.Seconds())
+			m.UnmountEndToEnd = append(m.UnmountEndToEnd, waits.UnmountedAt[key(name)].Sub(removedAt[i]).Seconds())
+		}
+	}
+	for i, name := range added {
+		if d, ok := waits.Mount[key(name)]; ok {
+			m.Mount = append(m.Mount, d.Seconds())
+			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(addedAt[i]).Seconds())
+		}
+	}
+	timelines, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseDeletionTimeline)
+	if err != nil {
+		return err
+	}
+	whole := 0
+	m.DeletionPhases = map[string][]float64{}
+	for i := range singles {
+		t, ok := timelines[key(idle[i])]
+		if !ok {
+			continue
+		}
+		phases := 0
+		for _, p := range kubeletlog.DeletionPhases() {
+			if t.Has(p) {
+				m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], t.At[p].Sub(removedAt[i]).Seconds())
+				phases++
+			}
+		}
+		if phases == kubeletlog.NumDeletionPhases {
+			whole++
+		}
+		if d, ok := t.Between(kubeletlog.TerminationComplete, kubeletlog.TearDownDone); ok {
+			m.TerminatedToTearDown = append(m.TerminatedToTearDown, d.Seconds())
+		}
+		if d, ok := t.Between(kubeletlog.TerminationComplete, kubeletlog.SyncTerminatedEnter); ok {
+			m.TerminatedToSyncTerminated = append(m.TerminatedToSyncTerminated, d.Seconds())
+		}
+	}
+	logf("deletion timelines: %d of %d pods have every phase", whole, singles)
+	if len(m.Mount) < singles || len(m.Unmount) < singles {
+		return fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits (it must run at --v=3)",
+			len(m.Mount), singles, len(m.Unmount), singles)
+	}
+	return nil
+}
+
+// runCluster updates the idle pods' config maps in waves at --v=4 and times
+// the volume manager's remounts meanwhile, then adds and deletes the single
+// pods of each kind, and counts the kubelet's API requests in the idle
+// windows (from idleFrom to idleTo) and while the CSI pods come and go.
+func runCluster(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, idle []string, idleFrom, idleTo time.Time, m *Mode) error {
+	if min(o.ConfigMaps, len(idle)) > 0 && o.ConfigMapWaves > 0 {
+		if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+			return err
+		}
+		from := time.Now()
+		for range o.ConfigMapWaves {
+			if err := configMapWave(ctx, n, cl, o, idle, m); err != nil {
+				return err
+			}
+		}
+		// Syncs of the last seconds may have their remounts logged after
+		// the verbosity is back.
+		to := time.Now().Add(-5 * time.Second)
+		if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
+			return err
+		}
+		var missed int
+		remounts, err := kubeletlog.ParseFile(n.KubeletLog(), func(r io.Reader) (ds []time.Duration, err error) {
+			ds, missed, err = kubeletlog.ParseRemounts(r, from, to)
+			return ds, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, d := range remounts {
+			m.Remount = append(m.Remount, d.Seconds())
+		}
+		m.RemountMissed = missed
+		o.Logf("pod sync → volumes remounted: p50 %.1f ms, p99 %.1f ms over %d syncs, %d with no remount logged",
+			1000*bench.Quantile(m.Remount, 0.5), 1000*bench.Quantile(m.Remount, 0.99), len(m.Remount), missed)
+	}
+	m.Kinds = map[string]*KindTimes{}
+	var churnFrom time.Time // the CSI kinds come last
+	for _, kind := range ClusterPodKinds {
+		if kind.CSI && churnFrom.IsZero() {
+			churnFrom = time.Now()
+		}
+		t, err := churn(ctx, n, cl, o, kind)
+		if err != nil {
+			return err
+		}
+		m.Kinds[kind.Key] = t
+	}
+	reqs, err := cl.KubeletAPIRequests()
+	if err != nil {
+		return fmt.Errorf("the API server's audit log: %w", err)
+	}
+	m.APIRequests = map[string]cluster.APIRequests{}
+	for phase, w := range map[string][2]time.Time{PhaseIdle: {idleFrom, idleTo}, PhaseChurn: {churnFrom, time.Now()}} {
+		m.APIRequests[phase] = cluster.CountAPIRequests(reqs, w[0], w[1])
+		o.Logf("the kubelet's API requests, %s: %s in %.0f s", phase, formatCounts(m.APIRequests[phase].Count), w[1].Sub(w[0]).Seconds())
+	}
+	return nil
+}
+
+// churn adds o.Singles API pods of a kind one at a time, o.Gap apart, waits
+// until they run, then deletes them one at a time and waits until they are
+// gone and, for CSI pods, their volumes detached, and returns their times.
+func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, kind PodKind) (*KindTimes, error) {
+	names := make([]string, o.Singles)
+	created, deleted := make([]time.Time, o.Singles), make([]time.Time, o.Singles)
+	o.Logf("adding %d %s pods, %v apart", o.Singles, kind.Key, o.Gap)
+	if _, err := paced(ctx, n, o.Singles, o.Gap, func(i int) (err error) {
+		names[i] = fmt.Sprintf("%s-%03d", kind.Key, i)
+		p := cluster.APIPod{Name: names[i], CSI: kind.CSI}
+		if kind.CSI {
+			p.AttachDelay = &kind.AttachDelay
+		}
+		// From the pod's creation: its claim was bound before, as a
+		// scheduler would wait for.
+		created[i], err = cl.CreateAPIPod(ctx, p)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := waitRunning(ctx, n, o.Pods+o.Singles, 5*time.Minute); err != nil {
+		return nil, err
+	}
+	o.Logf("deleting the %d %s pods, %v apart", o.Singles, kind.Key, o.Gap)
+	if _, err := paced(ctx, n, o.Singles, o.Gap, func(i int) error {
+		deleted[i] = time.Now()
+		return cl.DeleteAPIPod(ctx, names[i])
+	}); err != nil {
+		return nil, err
+	}
+	// Done: gone from the API server, the kubelet's unmount wait logged
+	// (the pod may be gone before its worker's last sync logs it) and, for
+	// CSI pods, the volume detached.
+	var waits kubeletlog.VolumeWaits
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		var err error
+		if waits, err = kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits); err != nil {
+			return nil, err
+		}
+		left := 0
+		for _, name := range names {
+			gone, err := cl.APIPodGone(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			_, unmounted := waits.UnmountedAt[cluster.APIPodNamespace+"/"+name]
+			if !gone || !unmounted || (kind.CSI && cl.Attacher().Times(cluster.PVName(name)).Detached.IsZero()) {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d %s pods are not gone, unmounted or detached 3 minutes after their deletion; see %s",
+				left, len(names), kind.Key, n.KubeletLog())
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	t := &KindTimes{}
+	for i, name := range names {
+		key := cluster.APIPodNamespace + "/" + name
+		var attach cluster.VolumeTimes // zero for pods without a CSI volume
+		if kind.CSI {
+			attach = cl.Attacher().Times(cluster.PVName(name))
+		}
+		if d, ok := waits.Mount[key]; ok {
+			mounted := waits.MountedAt[key]
+			t.Mount = append(t.Mount, d.Seconds())
+			t.MountEndToEnd = append(t.MountEndToEnd, mounted.Sub(created[i]).Seconds())
+			if d, ok := waits.LastSetUp[key]; ok {
+				t.SetUpToMounted = append(t.SetUpToMounted, d.Seconds())
+			}
+			if !attach.Attached.IsZero() {
+				t.AttachedToMounted = append(t.AttachedToMounted, mounted.Sub(attach.Attached).Seconds())
+			}
+			if !attach.Listed.IsZero() {
+				t.ListedToMounted = append(t.ListedToMounted, mounted.Sub(attach.Listed).Seconds())
+			}
+		}
+		if at, ok := waits.UnmountedAt[key]; ok {
+			t.UnmountEndToEnd = append(t.UnmountEndToEnd, at.Sub(deleted[i]).Seconds())
+		}
+		if !attach.Detached.IsZero() {
+			t.DetachEndToEnd = append(t.DetachEndToEnd, attach.Detached.Sub(deleted[i]).Seconds())
+		}
+	}
+	o.Logf("%s pods: mount wait p50 %.1f ms, created → mounted p50 %.1f ms, deleted → unmounted p50 %.0f ms (%d/%d/%d samples)",
+		kind.Key, 1000*bench.Median(t.Mount), 1000*bench.Median(t.MountEndToEnd), 1000*bench.Median(t.UnmountEndToEnd),
+		len(t.Mount), len(t.MountEndToEnd), len(t.UnmountEndToEnd))
+	if len(t.Mount) < len(names) || len(t.UnmountEndToEnd) < len(names) {
+		return nil, fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits of the %s pods (it must run at --v=3)",
+			len(t.Mount), len(names), len(t.UnmountEndToEnd), len(names), kind.Key)
+	}
+	return t, nil
+}
+
+// configMapWave updates the config maps of the first o.ConfigMaps idle pods
+// at once and times each new value's way into its pod's file.
+func configMapWave(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, idle []string, m *Mode) error {
+	count := min(o.ConfigMaps, len(idle))
+	files := make([]string, count)
+	for i := range count {
+		uid, err := cl.APIPodUID(ctx, idle[i])
+		if err != nil {
+			return err
+		}
+		files[i] = cl.ConfigMapFile(uid)
+	}
+	value := fmt.Sprintf("v-%d", time.Now().UnixNano())
+	o.Logf("updating %d config maps; waiting up to %v for the pods' files", count, o.ConfigMapTimeout)
+	updated := make([]time.Time, count)
+	for i := range count {
+		updated[i] = time.Now()
+		if err := cl.UpdateConfigMap(ctx, idle[i], value); err != nil {
+			return err
+		}
+	}
+	seen := make([]time.Time, count)
+	deadline := time.Now().Add(o.ConfigMapTimeout)
+	for left := count; left > 0 && time.Now().Before(deadline); {
+		for i, f := range files {
+			if !seen[i].IsZero() {
+				continue
+			}
+			if data, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(data)) == value {
+				seen[i] = time.Now()
+				left--
+			}
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	for i := range count {
+		if seen[i].IsZero() {
+			m.ConfigMapUpdateMissed++
+		} else {
+			m.ConfigMapUpdate = append(m.ConfigMapUpdate, seen[i].Sub(updated[i]).Seconds())
+		}
+	}
+	o.Logf("config map → file: p50 %.1f s over %d updates so far, %d not within %v", bench.Median(m.ConfigMapUpdate), len(m.ConfigMapUpdate),
+		m.ConfigMapUpdateMissed, o.ConfigMapTimeout)
+	return nil
+}
+
+// waitRunning waits until want containers named bb run.
+func waitRunning(ctx context.Context, n *node.Node, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := n.Crictl(ctx, "ps", "--quiet", "--state", "running", "--name", "^bb$")
+		got := len(strings.Fields(out))
+		if err == nil && got >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d containers run after %v (last error: %v); see %s", got, want, timeout, err, n.KubeletLog())
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
