@@ -52,8 +52,8 @@ node-deps: assemble
 node-smoke: kubelet node-deps
 	@EVM_NODE=smoke hack/node-test.sh
 
-## node-test: the real-node tests: smoke, the runtime killed 10 times, kubelet restart, churn flood, gate flips (root)
-node-test: kubelet node-deps
+## node-test: the real-node tests: smoke, the runtime killed 10 times, kubelet restart, churn flood, gate flips, binary swap to upstream's kubelet and back (root)
+node-test: kubelet kubelet-stock node-deps
 	@EVM_NODE=full hack/node-test.sh
 
 ## node-up: a node to try the gate on by hand, until Ctrl-C: NODE_UP_PODS pods (10), gate NODE_UP_GATE (false) (root)
@@ -73,7 +73,7 @@ cluster-deps: assemble
 node-bench-cluster: kubelet node-deps cluster-deps
 	@hack/node-bench-cluster.sh
 
-## node-test-cluster: the real-node tests on a cluster node, gate off and on (root; EVM_TOKEN_ROTATION=false skips the token rotation's 9 minutes)
+## node-test-cluster: the real-node tests on a cluster node, gate off and on: CSI attach, reconstruction, detach, gate flips, a 30 s API server outage (root; EVM_TOKEN_ROTATION=false skips the token rotation's 9 minutes)
 node-test-cluster: kubelet node-deps cluster-deps
 	@EVM_NODE=cluster hack/node-test.sh
 

@@ -14,7 +14,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."
+require_tree
 
 # The side-by-side benchmark and the controller-attach probe measure the
 # series but are not part of it (upstream would not merge them): they live in
@@ -38,8 +38,9 @@ for size in ${BENCH_SIZES:-110x4 500x4}; do
   step "side by side, gate off then on: ${pods} pods x ${volumes} volumes, ${BENCH_IDLE:-30s} idle (a few minutes)"
   out="${BENCH}/P${pods}-V${volumes}.json"
   rm -f "${out}"
-  (cd "${TREE}" && VOLUME_MANAGER_SIDE_BY_SIDE="pods=${pods},volumes=${volumes},idle=${BENCH_IDLE:-30s},out=${out}" \
-    go test -count=1 -timeout 60m -run '^TestVolumeManagerSideBySide$' -v ./pkg/kubelet/volumemanager/ >"${BENCH}/P${pods}-V${volumes}.log" 2>&1) || {
+  (cd "${TREE}" && go test -count=1 -timeout 60m -run '^TestVolumeManagerSideBySide$' -v ./pkg/kubelet/volumemanager/ \
+    -args -side-by-side-out="${out}" -side-by-side-pods="${pods}" -side-by-side-volumes="${volumes}" -side-by-side-idle="${BENCH_IDLE:-30s}" \
+    >"${BENCH}/P${pods}-V${volumes}.log" 2>&1) || {
     grep -E "^(---|FAIL|panic)|sidebyside_test.go" "${BENCH}/P${pods}-V${volumes}.log" | tail -20 >&2
     die "the benchmark failed; its log is ${BENCH#"${ROOT}/"}/P${pods}-V${volumes}.log"
   }
@@ -54,8 +55,8 @@ done
 # The test fails if a round mounts it before the attach or not within 10 s,
 # or if the gate on with the wake is slower than polling (p50).
 step "controller attach landing late: attach -> mounted, gate off vs on, ${BENCH_ATTACH_ROUNDS:-5} rounds (about 40 seconds)"
-(cd "${TREE}" && VOLUME_MANAGER_ATTACH_PROBE="${BENCH_ATTACH_ROUNDS:-5}" \
-  go test -count=1 -timeout 10m -run '^TestControllerAttachLatencySideBySide$' -v ./pkg/kubelet/volumemanager/ >"${BENCH}/controller-attach.log" 2>&1) || {
+(cd "${TREE}" && go test -count=1 -timeout 10m -run '^TestControllerAttachLatencySideBySide$' -v ./pkg/kubelet/volumemanager/ \
+  -args -attach-probe-rounds="${BENCH_ATTACH_ROUNDS:-5}" >"${BENCH}/controller-attach.log" 2>&1) || {
   grep -E "^(---|FAIL|panic)|attach_probe_test.go" "${BENCH}/controller-attach.log" | tail -20 >&2
   die "the controller-attach probe failed; its log is ${BENCH#"${ROOT}/"}/controller-attach.log"
 }

@@ -22,7 +22,7 @@
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$(id -u)" = 0 ] || die "node-bench-cluster needs root (it runs containerd, runc, a control plane and a kubelet)."
+require_root node-bench-cluster "it runs containerd, runc, a control plane and a kubelet"
 step "cluster-node benchmark, gate off and on (flags: ${NODE_BENCH_CLUSTER_FLAGS:-defaults})"
 # shellcheck disable=SC2086 # the flags are words
 (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./cmd/node-bench -cluster -out "${OUT}" -dir "${OUT}/node-bench-cluster" ${NODE_BENCH_CLUSTER_FLAGS:-}) ||

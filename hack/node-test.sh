@@ -5,15 +5,19 @@
 #   EVM_NODE=full   every test (make node-test): a smoke pod, the runtime
 #                   killed and restarted ten times (five on CRI-O), a kubelet
 #                   restart that must reconstruct its volumes, 100 pods added
-#                   and deleted at once, and the gate flipped four times with
-#                   32 pods running (TestGateFlip)
+#                   and deleted at once, the gate flipped four times with
+#                   32 pods running (TestGateFlip), and the kubelet's binary
+#                   swapped from upstream's (make kubelet-stock) to the
+#                   series' and back (TestBinarySwap)
 #   EVM_NODE=smoke  the smoke pod only (make node-smoke, and make test as root)
 #   EVM_NODE=cluster  the cluster-node tests (make node-test-cluster): etcd,
 #                   kube-apiserver, kube-controller-manager, the CSI driver and
 #                   attacher; gate off, then on. EVM_TOKEN_ROTATION=false skips
 #                   the wait for a 600 s token's rotation (about 9 minutes),
-#                   and the gate flipped off, on and off with CSI volumes
-#                   attached (TestClusterGateFlip).
+#                   the gate flipped off, on and off with CSI volumes
+#                   attached (TestClusterGateFlip), and kube-apiserver
+#                   stopped for 30 s while CSI pods come and go
+#                   (TestAPIServerOutage).
 #
 # Needs root. Each test restores the host when it stops, and checks that it
 # did: sysctls, fixed host paths, mounts, cgroups, processes. go test's

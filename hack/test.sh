@@ -21,6 +21,11 @@ fi
 step "root module: go vet and go test ./... (drives ${KUBELET#"${ROOT}/"})"
 (cd "${ROOT}" && go vet ./...)
 (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_KUBE_VERSION="${KUBE_VERSION}" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
+# go test prints nothing of a package that passes, and test/node's real-node
+# tests skip unless EVM_NODE asks for them: say which, and why.
+(cd "${ROOT}" && go test -count=1 -v ./test/node/ 2>&1) | awk '
+  /^ +[a-z_]+\.go:[0-9]+: / { why = $0; sub(/^ +[a-z_]+\.go:[0-9]+: /, "", why) }
+  /^--- SKIP: / { printf "    skipped %s: %s\n", $3, why }'
 step_done
 
 # A short real-node smoke test: containerd, runc and the patched kubelet with

@@ -15,10 +15,10 @@ limitations under the License.
 */
 
 // Command build-image writes the node tests' images as archives for
-// `ctr images import`: pause.tar, busybox.tar and, with -agnhost,
-// agnhost.tar (the agnhost binary on busybox's layer):
+// `ctr images import`: pause.tar, busybox.tar and agnhost.tar (the agnhost
+// binary on busybox's layer):
 //
-//	build-image -pause PAUSE_BINARY -busybox BUSYBOX_BINARY [-agnhost AGNHOST_BINARY] -out DIR
+//	build-image -pause PAUSE_BINARY -busybox BUSYBOX_BINARY -agnhost AGNHOST_BINARY -out DIR
 package main
 
 import (
@@ -35,10 +35,10 @@ import (
 func main() {
 	pause := flag.String("pause", "", "static pause binary")
 	busybox := flag.String("busybox", "", "static busybox binary")
-	agnhost := flag.String("agnhost", "", "static agnhost binary (optional): also write agnhost.tar, built on busybox")
+	agnhost := flag.String("agnhost", "", "static agnhost binary")
 	out := flag.String("out", "", "output directory")
 	flag.Parse()
-	if *pause == "" || *busybox == "" || *out == "" {
+	if *pause == "" || *busybox == "" || *agnhost == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -61,15 +61,11 @@ func run(pause, busybox, agnhost, out string) error {
 	if err != nil {
 		return err
 	}
-	specs := map[string]nodeimage.Spec{"busybox.tar": bb, "pause.tar": ps}
-	if agnhost != "" {
-		ah, err := nodeimage.Agnhost("localhost/agnhost:local", agnhost, bb)
-		if err != nil {
-			return err
-		}
-		specs["agnhost.tar"] = ah
+	ah, err := nodeimage.Agnhost("localhost/agnhost:local", agnhost, bb)
+	if err != nil {
+		return err
 	}
-	for file, spec := range specs {
+	for file, spec := range map[string]nodeimage.Spec{"busybox.tar": bb, "pause.tar": ps, "agnhost.tar": ah} {
 		if err := nodeimage.WriteArchive(filepath.Join(out, file), spec); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}

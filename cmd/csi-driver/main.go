@@ -36,9 +36,8 @@ import (
 
 func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
-	log.SetOutput(os.Stderr)
 	host, _ := os.Hostname()
-	o := csidriver.Options{Logf: log.Printf}
+	var o csidriver.Options
 	flag.StringVar(&o.Name, "name", csidriver.DefaultName, "CSI driver name")
 	flag.StringVar(&o.NodeID, "node-id", host, "node ID that NodeGetInfo reports")
 	flag.StringVar(&o.Endpoint, "endpoint", "", "unix socket path of the CSI services (required)")

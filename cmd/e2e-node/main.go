@@ -19,23 +19,20 @@ limitations under the License.
 // node-deps and the patched kubelet, for make test-e2e-node.
 //
 // It starts the container runtime (containerd, or CRI-O with -runtime crio)
-// through pkg/node, restarting it when it exits as a service manager would, and imports the images the selected tests need
-// under the names the e2e framework expects, so nothing is pulled: pkg/node
-// imports busybox and pause, and e2e-node imports agnhost (make node-deps'
-// _output/images/agnhost.tar) when -image asks for it. The test
-// binary runs etcd, the API server and the kubelet itself. The kubelet must
-// sit beside the test binary. systemd-run, systemctl and journalctl are
-// hidden from the suite, which would otherwise use them on a host whose PID 1
-// is not systemd; and --system-cgroups and --kubelet-cgroups are cleared so
-// that the kubelet never moves host processes into a /system cgroup. When it
-// stops, it removes the pods and restores the host, and removes what
-// upstream's HostPath specs leave in the host's /tmp.
+// through pkg/node, restarting it when it exits as a service manager would,
+// and tags the local images (pkg/node's busybox and pause, and make
+// node-deps' agnhost) with the names the e2e framework expects, so nothing is
+// pulled. The test binary runs etcd, the API server and the kubelet, which
+// must sit beside it. systemd-run, systemctl and journalctl are hidden from
+// the suite, which would otherwise use them on a host whose PID 1 is not
+// systemd; and --system-cgroups and --kubelet-cgroups are cleared so that the
+// kubelet never moves host processes into a /system cgroup. When it stops, it
+// removes the pods, restores the host and removes what upstream's HostPath
+// specs leave in the host's /tmp.
 //
-// With -procs N above 1 (the default is 3) the Ginkgo CLI
-// (-ginkgo, built at the tree's Ginkgo version) runs the test binary in N
+// With -procs N above 1 the Ginkgo CLI (-ginkgo) runs the test binary in N
 // processes: the first starts the suite's services and kubelet, the others
-// use them, and [Serial] specs run alone at the end. With -procs 1 the test
-// binary runs by itself.
+// use them, and [Serial] specs run alone at the end.
 //
 //	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
 package main
@@ -50,6 +47,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -94,10 +92,6 @@ func main() {
 		os.Exit(2)
 	}
 	o := node.Options{Runtime: rt, PodEventsOff: eventsOff}
-	if *procs < 1 {
-		fmt.Fprintf(os.Stderr, "e2e-node: -procs must be 1 or more, got %d\n", *procs)
-		os.Exit(2)
-	}
 	s := suite{focus: *focus, skip: *skip, timeout: *timeout, procs: *procs, ginkgo: *ginkgoCLI}
 	if err := run(*out, *testBinary, s, *gate, o, tags, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
@@ -130,8 +124,8 @@ func run(out, testBinary string, s suite, gate bool, o node.Options, tags images
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
-	kubelet := filepath.Join(dir, "kubelet")
-	if _, err := os.Stat(kubelet); err != nil {
+	kubeletExe, err := filepath.EvalSymlinks(filepath.Join(dir, "kubelet"))
+	if err != nil {
 		return fmt.Errorf("the kubelet must be beside the test binary: %w", err)
 	}
 	if s.procs > 1 {
@@ -143,26 +137,6 @@ func run(out, testBinary string, s suite, gate bool, o node.Options, tags images
 		}
 		if _, err := os.Stat(s.ginkgo); err != nil {
 			return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
-		}
-		// The Ginkgo CLI takes a precompiled suite only by this name.
-		if filepath.Ext(testBinary) != ".test" {
-			return fmt.Errorf("the Ginkgo CLI runs a test binary only if its name ends in .test, not %s", filepath.Base(testBinary))
-		}
-	}
-	kubeletExe, err := filepath.EvalSymlinks(kubelet)
-	if err != nil {
-		return err
-	}
-	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
-	for local := range tags {
-		if _, ok := localImages[local]; !ok {
-			return fmt.Errorf("no local image %q: want busybox, pause or agnhost", local)
-		}
-	}
-	agnhostArchive := filepath.Join(out, "images", "agnhost.tar")
-	if _, ok := tags["agnhost"]; ok {
-		if _, err := os.Stat(agnhostArchive); err != nil {
-			return fmt.Errorf("the agnhost image is missing (%w): run make node-deps first", err)
 		}
 	}
 	stop := node.HandleInterrupts(logf)
@@ -217,13 +191,18 @@ func run(out, testBinary string, s suite, gate bool, o node.Options, tags images
 		}
 	}()
 
-	if _, ok := tags["agnhost"]; ok {
-		if err := n.ImportImage(context.Background(), agnhostArchive, agnhostImage); err != nil {
-			return err
-		}
-	}
+	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
 	for local, name := range tags {
-		if err := n.TagImage(context.Background(), localImages[local], name); err != nil {
+		ref, ok := localImages[local]
+		if !ok {
+			return fmt.Errorf("no local image %q: want busybox, pause or agnhost", local)
+		}
+		if local == "agnhost" {
+			if err := n.ImportImage(context.Background(), filepath.Join(out, "images", "agnhost.tar"), ref); err != nil {
+				return err
+			}
+		}
+		if err := n.TagImage(context.Background(), ref, name); err != nil {
 			return err
 		}
 	}
@@ -277,11 +256,7 @@ healthzPort: 10248
 	if err != nil {
 		return err
 	}
-	if s.procs > 1 {
-		logf("running %s in %d Ginkgo processes (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
-	} else {
-		logf("running %s (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.focus, s.skip, filepath.Join(dir, "e2e.log"))
-	}
+	logf("running %s in %d process(es) (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
 	log, err := os.Create(filepath.Join(dir, "e2e.log"))
 	if err != nil {
 		return err
@@ -295,9 +270,7 @@ healthzPort: 10248
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	tick := time.NewTicker(30 * time.Second)
-	defer tick.Stop()
-	for {
+	for tick := time.Tick(30 * time.Second); ; {
 		select {
 		case err := <-done:
 			summary(dir)
@@ -305,7 +278,7 @@ healthzPort: 10248
 				return fmt.Errorf("the node e2e suite failed (%v); its log is %s", err, filepath.Join(dir, "e2e.log"))
 			}
 			return nil
-		case <-tick.C:
+		case <-tick:
 			logf("the suite is running")
 		}
 	}
@@ -401,15 +374,11 @@ func pathWithout(dir string, hidden ...string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	hide := map[string]bool{}
-	for _, h := range hidden {
-		hide[h] = true
-	}
 	for _, d := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
 			link := filepath.Join(dir, e.Name())
-			if hide[e.Name()] {
+			if slices.Contains(hidden, e.Name()) {
 				continue
 			}
 			if _, err := os.Lstat(link); err == nil {

@@ -26,7 +26,7 @@ limitations under the License.
 //
 // -sizes runs the standalone benchmark at each number of pods, into
 // -dir/pods-N, then writes the scale table (scale.md) of every pods-N under
-// -dir and the chart of the idle volume manager CPU against pods.
+// -dir.
 //
 //	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] ...
 //	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] ...
@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -141,7 +140,7 @@ func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string
 			return err
 		}
 		if _, err := os.Stat(o.StockKubelet); err != nil {
-			return fmt.Errorf("upstream's kubelet %s is missing: run hack/build-stock-kubelet.sh (make node-bench builds it), or pass -stock=false", o.StockKubelet)
+			return fmt.Errorf("upstream's kubelet %s is missing: run hack/build-stock-kubelet.sh (make node-bench builds it), or pass -stock=false (make node-bench: NODE_BENCH_STOCK=0)", o.StockKubelet)
 		}
 	}
 	stop := node.HandleInterrupts(o.Logf)
@@ -204,17 +203,13 @@ func report(r nodebench.Result, dir string) error {
 	if err != nil {
 		return err
 	}
-	for i := range files {
-		files[i] = filepath.Base(files[i])
-	}
 	md += "\nCharts: " + strings.Join(files, ", ") + "\n"
 	fmt.Print("\n" + md)
 	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644)
 }
 
 // scale writes the scale table of every pods-N/results.json under dir into
-// scale.md, with the chart of the idle volume manager CPU against pods, and
-// prints it.
+// scale.md, and prints it.
 func scale(dir string) error {
 	matches, err := filepath.Glob(filepath.Join(dir, "pods-*", "results.json"))
 	if err != nil {
@@ -222,11 +217,10 @@ func scale(dir string) error {
 	}
 	var sizes []nodebench.Size
 	for _, m := range matches {
-		sub := regexp.MustCompile(`pods-(\d+)$`).FindStringSubmatch(filepath.Dir(m))
-		if sub == nil {
+		pods, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "pods-"))
+		if err != nil {
 			continue
 		}
-		pods, _ := strconv.Atoi(sub[1])
 		r, err := nodebench.Load(m)
 		if err != nil {
 			return err
@@ -236,10 +230,7 @@ func scale(dir string) error {
 	if len(sizes) == 0 {
 		return fmt.Errorf("no pods-N/results.json under %s: run node-bench -sizes \"110 250\" first", dir)
 	}
-	if err := nodebench.ScaleChart(sizes, filepath.Join(dir, "vm-cpu-vs-pods.png")); err != nil {
-		return err
-	}
-	md := nodebench.ScaleMarkdown(sizes) + "\nChart: vm-cpu-vs-pods.png\n"
+	md := nodebench.ScaleMarkdown(sizes)
 	fmt.Print(md)
 	return os.WriteFile(filepath.Join(dir, "scale.md"), []byte(md), 0o644)
 }

@@ -15,10 +15,7 @@ limitations under the License.
 */
 
 // Package bench holds what the benchmarks' reports share: quantiles, the
-// cells of their tables and the latency CDF chart. It also reads the
-// results of the in-tree side-by-side benchmark (TestVolumeManagerSideBySide
-// in pkg/kubelet/volumemanager, run by make bench) and turns them into
-// tables and charts.
+// cells of their tables and the latency CDF chart.
 package bench
 
 import (
@@ -111,7 +108,7 @@ type Series struct {
 
 // CDFChart draws the empirical CDFs of the series' latencies, in
 // milliseconds on a log scale, into file (PNG). Series without latencies
-// are left out.
+// are left out; without any, it fails.
 func CDFChart(file, title, xLabel string, series ...Series) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -143,10 +140,11 @@ func CDFChart(file, title, xLabel string, series ...Series) error {
 		}
 		p.Legend.Add(s.Name, line)
 	}
-	p.Add(dashed...)
-	if slowest > 0 {
-		p.X.Max = 2 * slowest // room right of the slowest pod
+	if slowest == 0 {
+		return fmt.Errorf("%s: no latencies to draw", file) // a log scale needs some
 	}
+	p.Add(dashed...)
+	p.X.Max = 2 * slowest // room right of the slowest pod
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.ThumbnailWidth = vg.Points(30)

@@ -69,4 +69,7 @@ func TestCDFChart(t *testing.T) {
 	if st, err := os.Stat(file); err != nil || st.Size() == 0 {
 		t.Errorf("chart not written: %v", err)
 	}
+	if err := CDFChart(file, "title", "ms", Series{Name: "empty"}); err == nil {
+		t.Error("a chart without latencies gave no error")
+	}
 }

@@ -17,19 +17,18 @@ limitations under the License.
 package cluster
 
 import (
-	"evented-volume-manager/pkg/node"
-
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"evented-volume-manager/pkg/node"
 )
 
 // APIPodNamespace is the namespace of the pods a cluster node's tests and
@@ -64,25 +63,16 @@ func APIPodVolumes(csi bool) int {
 	return 4
 }
 
-// ConfigMapName, SecretName, PVName and PVCName are the names of a pod's
-// objects.
-func ConfigMapName(pod string) string { return "cm-" + pod }
-
-// SecretName is the name of a pod's secret.
-func SecretName(pod string) string { return "sec-" + pod }
-
-// PVName is the name of a pod's PersistentVolume.
+// PVName is the name of a pod's PersistentVolume; its claim is pvc-<pod>,
+// its config map cm-<pod> and its secret sec-<pod>.
 func PVName(pod string) string { return "pv-" + pod }
-
-// PVCName is the name of a pod's PersistentVolumeClaim.
-func PVCName(pod string) string { return "pvc-" + pod }
 
 // CreateAPIPod creates a pod's config map, secret and, with CSI, its PV and
 // PVC, waits for the claim to be bound, and then creates the pod. Objects
 // that exist already are kept. It returns when it created the pod.
 func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error) {
-	client := c.client
-	ns := APIPodNamespace
+	client, ns := c.client, APIPodNamespace
+	cm, secret, pvc := "cm-"+p.Name, "sec-"+p.Name, "pvc-"+p.Name
 	ignoreExists := func(err error) error {
 		if apierrors.IsAlreadyExists(err) {
 			return nil
@@ -90,13 +80,13 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 		return err
 	}
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: cm},
 		Data:       map[string]string{"data": "v0"},
 	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return time.Time{}, fmt.Errorf("config map of %s: %w", p.Name, err)
 	}
 	if _, err := client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: SecretName(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: secret},
 		StringData: map[string]string{"data": "s0"},
 	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return time.Time{}, fmt.Errorf("secret of %s: %w", p.Name, err)
@@ -104,8 +94,8 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 	volumes := []corev1.Volume{
 		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p.Name)}}}},
-		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: SecretName(p.Name)}}},
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}},
+		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}},
 	}
 	mounts := []corev1.VolumeMount{
 		{Name: "scratch", MountPath: "/data"},
@@ -119,14 +109,11 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 		mounts = append(mounts, corev1.VolumeMount{Name: "short-token", MountPath: "/var/run/secrets/tokens"})
 	}
 	if p.CSI {
-		if err := c.createCSIClaim(ctx, p); err != nil {
-			return time.Time{}, err
-		}
-		if err := c.waitClaimBound(ctx, PVCName(p.Name)); err != nil {
+		if err := c.createCSIClaim(ctx, p, pvc); err != nil {
 			return time.Time{}, err
 		}
 		volumes = append(volumes, corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p.Name)}}})
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "csi", MountPath: "/csi"})
 	}
 	pod := &corev1.Pod{
@@ -153,8 +140,12 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 }
 
 // createCSIClaim creates a pod's PV of the project's CSI driver and a PVC
-// that names it; the PV binder binds them.
-func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod) error {
+// that names it, and waits until the PV binder has bound them, as the
+// scheduler does before it binds a pod with an immediately bound claim to a
+// node. A pod bound to the node before its claim fails its first volume wait
+// ("PVC is not bound"), and its pod worker retries only after its 10s
+// backoff.
+func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod, pvc string) error {
 	client := c.client
 	size := resource.MustParse("1Mi")
 	ann := map[string]string{}
@@ -170,13 +161,13 @@ func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod) error {
 			StorageClassName:              "",
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 				Driver: CSIDriverName, VolumeHandle: "vol-" + p.Name, FSType: "ext4"}},
-			ClaimRef: &corev1.ObjectReference{Namespace: APIPodNamespace, Name: PVCName(p.Name)},
+			ClaimRef: &corev1.ObjectReference{Namespace: APIPodNamespace, Name: pvc},
 		},
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("PV of %s: %w", p.Name, err)
 	}
 	if _, err := client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Create(ctx, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: PVCName(p.Name)},
+		ObjectMeta: metav1.ObjectMeta{Name: pvc},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: new(""),
@@ -186,37 +177,19 @@ func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod) error {
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("PVC of %s: %w", p.Name, err)
 	}
-	return nil
-}
-
-// waitClaimBound waits until the PV binder has bound a claim, as the
-// scheduler does before it binds a pod with an immediately bound claim to a
-// node. A pod bound to the node before its claim fails its first volume
-// wait ("PVC is not bound"), and its pod worker retries only after its 10s
-// backoff.
-func (c *Cluster) waitClaimBound(ctx context.Context, claim string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		pvc, err := c.client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Get(ctx, claim, metav1.GetOptions{})
-		if err == nil && pvc.Status.Phase == corev1.ClaimBound {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the PV binder did not bind %s within 30s (last error: %v)", claim, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		claim, err := client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Get(ctx, pvc, metav1.GetOptions{})
+		return err == nil && claim.Status.Phase == corev1.ClaimBound, nil
+	}); err != nil {
+		return fmt.Errorf("the PV binder did not bind %s within 30s: %w", pvc, err)
 	}
+	return nil
 }
 
 // DeleteAPIPod deletes a pod through the API server, gracefully, as a user
 // would; the kubelet finishes the deletion once the pod has stopped.
 func (c *Cluster) DeleteAPIPod(ctx context.Context, name string) error {
-	client := c.client
-	return client.CoreV1().Pods(APIPodNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+	return c.client.CoreV1().Pods(APIPodNamespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
 // APIPodGone reports whether a pod is gone from the API server.
@@ -230,13 +203,12 @@ func (c *Cluster) APIPodGone(ctx context.Context, name string) (bool, error) {
 
 // UpdateConfigMap sets the "data" key of a pod's config map.
 func (c *Cluster) UpdateConfigMap(ctx context.Context, pod, value string) error {
-	client := c.client
-	cm, err := client.CoreV1().ConfigMaps(APIPodNamespace).Get(ctx, ConfigMapName(pod), metav1.GetOptions{})
+	cm, err := c.client.CoreV1().ConfigMaps(APIPodNamespace).Get(ctx, "cm-"+pod, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	cm.Data = map[string]string{"data": value}
-	_, err = client.CoreV1().ConfigMaps(APIPodNamespace).Update(ctx, cm, metav1.UpdateOptions{})
+	_, err = c.client.CoreV1().ConfigMaps(APIPodNamespace).Update(ctx, cm, metav1.UpdateOptions{})
 	return err
 }
 
@@ -253,22 +225,6 @@ func (c *Cluster) APIPodUID(ctx context.Context, name string) (string, error) {
 // kubelet wrote it into the pod's configMap volume.
 func (c *Cluster) ConfigMapFile(uid string) string {
 	return filepath.Join(c.node.PodDir(uid), "volumes", "kubernetes.io~configmap", "config", "data")
-}
-
-// TokenFile is the host path of a pod's projected service-account token.
-// It is "" if the pod has no kube-api-access volume.
-func (c *Cluster) TokenFile(uid string) string {
-	dir := filepath.Join(c.node.PodDir(uid), "volumes", "kubernetes.io~projected")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "kube-api-access-") {
-			return filepath.Join(dir, e.Name(), "token")
-		}
-	}
-	return ""
 }
 
 // CSIMountDir is the host path where the kubelet mounts a pod's CSI volume.

@@ -58,14 +58,12 @@ type Attacher struct {
 	logf         func(string, ...any)
 	vaLister     storagelisters.VolumeAttachmentLister
 	csi          csi.ControllerClient
-	conn         *grpc.ClientConn
 	queue        workqueue.TypedRateLimitingInterface[string]
 	done         chan struct{}
 
 	mu       sync.Mutex
 	created  map[string]time.Time // by PV name: the VolumeAttachment seen
 	attached map[string]time.Time // marked attached
-	deleted  map[string]time.Time // deletion requested
 	detached map[string]time.Time // the VolumeAttachment gone
 	// listed is, by CSI volume handle, when the node's
 	// Status.VolumesAttached first listed the volume (the first time only:
@@ -81,10 +79,6 @@ type Attacher struct {
 // most.
 func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, driver, endpoint string, defaultDelay time.Duration,
 	logf func(string, ...any)) (*Attacher, error) {
-	conn, err := grpc.NewClient("unix://"+endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the CSI driver at %s: %w", endpoint, err)
-	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	vaInformer := factory.Storage().V1().VolumeAttachments()
 	a := &Attacher{
@@ -94,15 +88,12 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		defaultDelay: defaultDelay,
 		logf:         logf,
 		vaLister:     vaInformer.Lister(),
-		csi:          csi.NewControllerClient(conn),
-		conn:         conn,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 5*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "attacher"}),
 		done:     make(chan struct{}),
 		created:  map[string]time.Time{},
 		attached: map[string]time.Time{},
-		deleted:  map[string]time.Time{},
 		detached: map[string]time.Time{},
 		listed:   map[string]time.Time{},
 		handles:  map[string]string{},
@@ -116,7 +107,7 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		}
 		return va, ok && va.Spec.Attacher == driver && va.Spec.Source.PersistentVolumeName != nil
 	}
-	_, err = vaInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err := vaInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if va, ok := ours(obj); ok {
 				a.note(a.created, *va.Spec.Source.PersistentVolumeName)
@@ -125,9 +116,6 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		},
 		UpdateFunc: func(_, obj any) {
 			if va, ok := ours(obj); ok {
-				if va.DeletionTimestamp != nil {
-					a.note(a.deleted, *va.Spec.Source.PersistentVolumeName)
-				}
 				a.queue.Add(va.Name)
 			}
 		},
@@ -138,7 +126,6 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		},
 	})
 	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	// The attach/detach controller lists an attached volume in the node's
@@ -153,10 +140,8 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		for _, v := range nodeObj.Status.VolumesAttached {
-			if _, handle, ok := strings.Cut(string(v.Name), driver+"^"); ok {
-				if _, seen := a.listed[handle]; !seen {
-					a.listed[handle] = now
-				}
+			if _, handle, ok := strings.Cut(string(v.Name), driver+"^"); ok && a.listed[handle].IsZero() {
+				a.listed[handle] = now
 			}
 		}
 	}
@@ -164,16 +149,20 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		AddFunc:    onNode,
 		UpdateFunc: func(_, obj any) { onNode(obj) },
 	}); err != nil {
-		conn.Close()
 		return nil, err
 	}
 	factory.Start(ctx.Done())
 	syncCtx, cancelSync := context.WithTimeout(startCtx, time.Minute)
 	defer cancelSync()
+	// On errors the caller ends ctx, which stops the informers.
 	if !cache.WaitForCacheSync(syncCtx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
-		conn.Close() // the caller ends ctx, which stops the informers
 		return nil, fmt.Errorf("the attacher's informers did not sync")
 	}
+	conn, err := grpc.NewClient("unix://"+endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the CSI driver at %s: %w", endpoint, err)
+	}
+	a.csi = csi.NewControllerClient(conn)
 	go func() {
 		defer close(a.done)
 		defer conn.Close()
@@ -195,25 +184,23 @@ func (a *Attacher) Wait() { <-a.done }
 func (a *Attacher) note(m map[string]time.Time, pv string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := m[pv]; !ok || m[pv].IsZero() {
+	if m[pv].IsZero() {
 		m[pv] = time.Now()
 	}
 }
 
 // VolumeTimes is when the attacher saw a PV's VolumeAttachment created,
-// marked it attached, saw the node's status list it as attached (Listed),
-// saw its deletion requested and saw it gone. Zero times did not happen
-// (yet).
+// marked it attached, saw the node's status list it as attached (Listed)
+// and saw it gone. Zero times did not happen (yet).
 type VolumeTimes struct {
-	Created, Attached, Listed, DeleteRequested, Detached time.Time
+	Created, Attached, Listed, Detached time.Time
 }
 
 // Times returns the recorded times of a PV.
 func (a *Attacher) Times(pv string) VolumeTimes {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return VolumeTimes{Created: a.created[pv], Attached: a.attached[pv], Listed: a.listed[a.handles[pv]],
-		DeleteRequested: a.deleted[pv], Detached: a.detached[pv]}
+	return VolumeTimes{Created: a.created[pv], Attached: a.attached[pv], Listed: a.listed[a.handles[pv]], Detached: a.detached[pv]}
 }
 
 func (a *Attacher) processNext(ctx context.Context) bool {

@@ -17,17 +17,12 @@ limitations under the License.
 package cluster
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
-	"time"
+
+	"k8s.io/client-go/util/cert"
 )
 
 // clusterPKI is what a local control plane needs: a CA, the API server's
@@ -40,75 +35,20 @@ type clusterPKI struct {
 func (p clusterPKI) path(name string) string { return filepath.Join(p.dir, name) }
 
 // writeClusterPKI writes ca.crt, apiserver.crt and .key, and sa.key and
-// sa.pub into dir. Every key is ECDSA P-256 and lives as long as the node.
+// sa.pub into dir. The service-account key is the API server's: the API
+// server takes a private key for either.
 func writeClusterPKI(dir string) (clusterPKI, error) {
 	p := clusterPKI{dir: dir}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return p, err
 	}
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	crt, key, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP(serviceIP)},
+		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"})
 	if err != nil {
 		return p, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "evm-node-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return p, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return p, err
-	}
-	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return p, err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return p, err
-	}
-	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return p, err
-	}
-	files := map[string][]byte{
-		"ca.crt":        p.caPEM,
-		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER}),
-	}
-	for name, key := range map[string]*ecdsa.PrivateKey{"apiserver.key": srvKey, "sa.key": saKey} {
-		der, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			return p, err
-		}
-		files[name] = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
-	}
-	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
-	if err != nil {
-		return p, err
-	}
-	files["sa.pub"] = pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
-	for name, data := range files {
+	_, p.caPEM = pem.Decode(crt) // the serving certificate, then its CA's
+	for name, data := range map[string][]byte{"ca.crt": p.caPEM, "apiserver.crt": crt, "apiserver.key": key, "sa.key": key, "sa.pub": key} {
 		if err := os.WriteFile(p.path(name), data, 0o600); err != nil {
 			return p, err
 		}

@@ -69,14 +69,6 @@ var Controllers = []string{
 // CSIDriverName is the name of the project's CSI driver on a cluster node.
 const CSIDriverName = csidriver.DefaultName
 
-// Options configure a Cluster.
-type Options struct {
-	// AttachDelay is how long the Attacher waits before it marks a volume
-	// attached, unless the volume's PV says otherwise
-	// (AttachDelayAnnotation).
-	AttachDelay time.Duration
-}
-
 // Cluster is a node run as clusters run it: etcd, kube-apiserver and
 // kube-controller-manager (attach/detach, PV binding, service accounts and
 // root CA config maps) from make cluster-deps, the node's kubelet
@@ -85,7 +77,6 @@ type Options struct {
 // Attacher in the external attacher's role.
 type Cluster struct {
 	node       *node.Node
-	opts       Options
 	pki        clusterPKI
 	adminToken string
 	etcd       *node.Process
@@ -101,11 +92,11 @@ type Cluster struct {
 // cluster's node: it starts the control plane and the CSI driver, then n's
 // kubelet registered with the API server, then the Attacher. n's Stop
 // stops them all.
-func Start(ctx context.Context, n *node.Node, opts Options) (*Cluster, error) {
+func Start(ctx context.Context, n *node.Node) (*Cluster, error) {
 	if err := Preflight(filepath.Dir(n.Bin())); err != nil {
 		return nil, err
 	}
-	c := &Cluster{node: n, opts: opts}
+	c := &Cluster{node: n}
 	n.OnStop(c.stop)
 	if err := c.startControlPlane(ctx); err != nil {
 		return nil, err
@@ -173,12 +164,41 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 // Attacher is the attacher (the external attacher's role).
 func (c *Cluster) Attacher() *Attacher { return c.attacher }
 
-// APIServerPID is the API server's process ID, or 0.
-func (c *Cluster) APIServerPID() int {
-	if !c.apiserver.Running() {
-		return 0
+// StopAPIServer stops kube-apiserver, as an outage would: the kubelet,
+// the controllers and the attacher lose it until StartAPIServer.
+func (c *Cluster) StopAPIServer() {
+	c.node.Logf("stopping kube-apiserver (pid %d)", c.apiserver.PID())
+	c.apiserver.Stop(syscall.SIGTERM, 10*time.Second)
+}
+
+// StartAPIServer starts kube-apiserver and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	dir := filepath.Join(c.node.Work(), "cluster")
+	var err error
+	if c.apiserver, err = c.node.StartDaemon("kube-apiserver",
+		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		// No endpoints for the kubernetes service: the node reaches the API
+		// server on loopback, which the endpoint reconciler refuses.
+		"--endpoint-reconciler-type", "none",
+		"--secure-port", strconv.Itoa(apiserverPort),
+		"--tls-cert-file", c.pki.path("apiserver.crt"), "--tls-private-key-file", c.pki.path("apiserver.key"),
+		"--token-auth-file", filepath.Join(dir, "tokens.csv"),
+		"--authorization-mode", "AlwaysAllow",
+		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file", c.pki.path("sa.pub"),
+		"--service-account-signing-key-file", c.pki.path("sa.key"),
+		"--service-cluster-ip-range", serviceCIDR,
+		"--allow-privileged=true",
+		"--cert-dir", filepath.Join(dir, "apiserver"),
+		"--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"), "--audit-log-path", c.AuditLog(),
+		"--v=1"); err != nil {
+		return err
 	}
-	return c.apiserver.PID()
+	return node.WaitFor(ctx, 90*time.Second, c.apiserver, "the API server's readyz", func() bool {
+		body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && string(body) == "ok"
+	})
 }
 
 // startControlPlane starts etcd, kube-apiserver and kube-controller-manager,
@@ -225,35 +245,12 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if c.apiserver, err = start("kube-apiserver",
-		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
-		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-		// No endpoints for the kubernetes service: the node reaches the API
-		// server on loopback, which the endpoint reconciler refuses.
-		"--endpoint-reconciler-type", "none",
-		"--secure-port", strconv.Itoa(apiserverPort),
-		"--tls-cert-file", pki.path("apiserver.crt"), "--tls-private-key-file", pki.path("apiserver.key"),
-		"--token-auth-file", filepath.Join(dir, "tokens.csv"),
-		"--authorization-mode", "AlwaysAllow",
-		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file", pki.path("sa.pub"),
-		"--service-account-signing-key-file", pki.path("sa.key"),
-		"--service-cluster-ip-range", serviceCIDR,
-		"--allow-privileged=true",
-		"--cert-dir", filepath.Join(dir, "apiserver"),
-		"--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"), "--audit-log-path", c.AuditLog(),
-		"--v=1"); err != nil {
-		return err
-	}
 	cfg := &rest.Config{Host: apiserverURL(), BearerToken: c.adminToken,
 		TLSClientConfig: rest.TLSClientConfig{CAData: pki.caPEM}, QPS: 200, Burst: 400}
 	if c.client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
-	if err := node.WaitFor(ctx, 90*time.Second, c.apiserver, "the API server's readyz", func() bool {
-		body, err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err == nil && string(body) == "ok"
-	}); err != nil {
+	if err := c.StartAPIServer(ctx); err != nil {
 		return err
 	}
 	if c.kcm, err = start("kube-controller-manager",
@@ -317,7 +314,7 @@ func (c *Cluster) startAttacher(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	a, err := StartAttacher(actx, ctx, c.client, CSIDriverName, c.CSIEndpoint(), c.opts.AttachDelay, c.node.Logf)
+	a, err := StartAttacher(actx, ctx, c.client, CSIDriverName, c.CSIEndpoint(), 0, c.node.Logf)
 	if err != nil {
 		cancel()
 		return err

@@ -22,12 +22,11 @@ import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 )
 
-// controllerServer is the CSI Controller service. Volumes are static PVs, so
-// it only tracks which nodes a volume is published to; CreateVolume,
-// DeleteVolume and the rest are Unimplemented.
+// controllerServer is the CSI Controller service of static volumes:
+// publishing is a no-op the attacher waits for; CreateVolume, DeleteVolume
+// and the rest are Unimplemented.
 type controllerServer struct {
 	csi.UnimplementedControllerServer
-	d *driver
 }
 
 // ControllerGetCapabilities reports PUBLISH_UNPUBLISH_VOLUME.
@@ -39,63 +38,21 @@ func (controllerServer) ControllerGetCapabilities(context.Context, *csi.Controll
 	}}}, nil
 }
 
-// ControllerPublishVolume records that the volume is published to the node
-// and returns the publish context {"node": node_id}. It is idempotent.
-func (s controllerServer) ControllerPublishVolume(_ context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
+// ControllerPublishVolume returns the publish context {"node": node_id}.
+func (controllerServer) ControllerPublishVolume(_ context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
 	if err := required("volume_id", req.GetVolumeId(), "node_id", req.GetNodeId()); err != nil {
 		return nil, err
 	}
 	if err := checkCapability(req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
-	nodes := s.d.published[req.GetVolumeId()]
-	if nodes == nil {
-		nodes = map[string]bool{}
-		s.d.published[req.GetVolumeId()] = nodes
-	}
-	nodes[req.GetNodeId()] = true
 	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{"node": req.GetNodeId()}}, nil
 }
 
-// ControllerUnpublishVolume forgets that the volume is published to the node,
-// or to every node if node_id is empty. Unknown volumes and nodes succeed.
-func (s controllerServer) ControllerUnpublishVolume(_ context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
+// ControllerUnpublishVolume succeeds for any volume and node.
+func (controllerServer) ControllerUnpublishVolume(_ context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
 	if err := required("volume_id", req.GetVolumeId()); err != nil {
 		return nil, err
-	}
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
-	nodes := s.d.published[req.GetVolumeId()]
-	if node := req.GetNodeId(); node != "" {
-		delete(nodes, node)
-	} else {
-		nodes = nil
-	}
-	if len(nodes) == 0 {
-		delete(s.d.published, req.GetVolumeId())
 	}
 	return &csi.ControllerUnpublishVolumeResponse{}, nil
-}
-
-// ValidateVolumeCapabilities confirms mount capabilities; any volume ID is a
-// valid static volume.
-func (controllerServer) ValidateVolumeCapabilities(_ context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
-	if err := required("volume_id", req.GetVolumeId()); err != nil {
-		return nil, err
-	}
-	if len(req.GetVolumeCapabilities()) == 0 {
-		return nil, required("volume_capabilities", "")
-	}
-	for _, c := range req.GetVolumeCapabilities() {
-		if err := checkCapability(c); err != nil {
-			return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
-		}
-	}
-	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
-		VolumeContext:      req.GetVolumeContext(),
-		VolumeCapabilities: req.GetVolumeCapabilities(),
-		Parameters:         req.GetParameters(),
-	}}, nil
 }

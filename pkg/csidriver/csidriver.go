@@ -66,25 +66,14 @@ type Options struct {
 // driver is the state shared by the CSI and registration services.
 type driver struct {
 	opts Options
-	// mu guards published and serializes mount operations.
+	// mu serializes mount operations.
 	mu sync.Mutex
-	// published maps a volume ID to the node IDs it is published to.
-	published map[string]map[string]bool
 }
 
 // Serve serves CSI Identity, Controller and Node on o.Endpoint and the kubelet
 // plugin registration service on <o.RegistrationDir>/<o.Name>-reg.sock until
 // ctx ends, then stops both servers gracefully and removes the sockets.
 func Serve(ctx context.Context, o Options) error {
-	d, err := newDriver(o)
-	if err != nil {
-		return err
-	}
-	return d.serve(ctx)
-}
-
-// newDriver validates o, fills in its defaults and creates the state dir.
-func newDriver(o Options) (*driver, error) {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
@@ -95,29 +84,23 @@ func newDriver(o Options) (*driver, error) {
 		{"node ID", o.NodeID}, {"endpoint", o.Endpoint}, {"registration dir", o.RegistrationDir}, {"state dir", o.StateDir},
 	} {
 		if f.value == "" {
-			return nil, fmt.Errorf("csi driver %s: %s is required", o.Name, f.name)
+			return fmt.Errorf("csi driver %s: %s is required", o.Name, f.name)
 		}
 	}
 	var err error
 	if o.Endpoint, err = filepath.Abs(o.Endpoint); err != nil {
-		return nil, fmt.Errorf("csi driver %s: endpoint: %w", o.Name, err)
+		return fmt.Errorf("csi driver %s: endpoint: %w", o.Name, err)
 	}
 	if o.StateDir, err = filepath.Abs(o.StateDir); err != nil {
-		return nil, fmt.Errorf("csi driver %s: state dir: %w", o.Name, err)
+		return fmt.Errorf("csi driver %s: state dir: %w", o.Name, err)
 	}
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("csi driver %s: create state dir: %w", o.Name, err)
+		return fmt.Errorf("csi driver %s: create state dir: %w", o.Name, err)
 	}
-	return &driver{opts: o, published: map[string]map[string]bool{}}, nil
-}
-
-// serve is Serve once the driver is set up.
-func (d *driver) serve(ctx context.Context) error {
-	o := d.opts
-
+	d := &driver{opts: o}
 	csiSrv := grpc.NewServer(grpc.UnaryInterceptor(d.logCall))
 	csi.RegisterIdentityServer(csiSrv, identityServer{d: d})
-	csi.RegisterControllerServer(csiSrv, controllerServer{d: d})
+	csi.RegisterControllerServer(csiSrv, controllerServer{})
 	csi.RegisterNodeServer(csiSrv, nodeServer{d: d})
 	regSrv := grpc.NewServer()
 	registerapi.RegisterRegistrationServer(regSrv, registrationServer{d: d})
@@ -132,43 +115,32 @@ func (d *driver) serve(ctx context.Context) error {
 	regLis, err := listenUnix(regPath)
 	if err != nil {
 		csiLis.Close()
-		os.Remove(o.Endpoint)
 		return fmt.Errorf("csi driver %s: %w", o.Name, err)
 	}
+	// Either server failing stops both.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- serveErr("CSI", csiSrv, csiLis) }()
-	go func() { errc <- serveErr("registration", regSrv, regLis) }()
-	o.Logf("csi driver %s on node %s: CSI on %s, registration on %s", o.Name, o.NodeID, o.Endpoint, regPath)
-
-	var failed error
-	pending := 2
-	select {
-	case <-ctx.Done():
-	case failed = <-errc:
-		pending--
+	serve := func(what string, s *grpc.Server, lis net.Listener) {
+		// Serve is nil once s was stopped, even if that was before it started.
+		if err := s.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			errc <- fmt.Errorf("serve %s on %s: %w", what, lis.Addr(), err)
+		} else {
+			errc <- nil
+		}
+		cancel()
 	}
+	go serve("CSI", csiSrv, csiLis)
+	go serve("registration", regSrv, regLis)
+	o.Logf("csi driver %s on node %s: CSI on %s, registration on %s", o.Name, o.NodeID, o.Endpoint, regPath)
+	<-ctx.Done()
 	regSrv.GracefulStop()
 	csiSrv.GracefulStop()
-	for ; pending > 0; pending-- {
-		failed = errors.Join(failed, <-errc)
-	}
-	for _, p := range []string{regPath, o.Endpoint} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			failed = errors.Join(failed, fmt.Errorf("remove socket: %w", err))
-		}
-	}
+	// Stopping closed the listeners, which removed the sockets.
+	failed := errors.Join(<-errc, <-errc)
 	o.Logf("csi driver %s stopped", o.Name)
 	if failed != nil {
 		return fmt.Errorf("csi driver %s: %w", o.Name, failed)
-	}
-	return nil
-}
-
-// serveErr runs s on lis; it is nil once s was stopped, even if that was
-// before Serve started.
-func serveErr(what string, s *grpc.Server, lis net.Listener) error {
-	if err := s.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("serve %s on %s: %w", what, lis.Addr(), err)
 	}
 	return nil
 }

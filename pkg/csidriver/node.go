@@ -19,16 +19,15 @@ package csidriver
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -65,7 +64,8 @@ func (s nodeServer) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeR
 	if err := checkCapability(req.GetVolumeCapability()); err != nil {
 		return nil, err
 	}
-	backing := filepath.Join(s.d.opts.StateDir, volumeDirName(id))
+	// Named by the ID's SHA-256, a safe and distinct name for any ID.
+	backing := filepath.Join(s.d.opts.StateDir, fmt.Sprintf("%x", sha256.Sum256([]byte(id))))
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
 	// Like an emptyDir: writable by any pod, whatever the umask.
@@ -140,26 +140,6 @@ func (s nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublis
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
 
-// volumeDirName maps a volume ID to a distinct, safe file name: bytes other
-// than [A-Za-z0-9.-], and a leading '.', become _xx (hex); a name that would
-// be too long becomes _h and the ID's SHA-256, which no escaping produces.
-func volumeDirName(id string) string {
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' && i > 0 {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "_%02x", c)
-		}
-	}
-	if b.Len() > 200 {
-		sum := sha256.Sum256([]byte(id))
-		return "_h" + hex.EncodeToString(sum[:])
-	}
-	return b.String()
-}
-
 // bindMount creates dst and bind-mounts src onto it, then remounts it
 // read-only if readonly. It does nothing if dst is already a mount point.
 func bindMount(src, dst string, readonly bool) error {
@@ -204,32 +184,19 @@ func unmountAll(p string) error {
 	return fmt.Errorf("%s is still a mount point after 8 unmounts", p)
 }
 
-// isMountPoint reports whether p (symlinks resolved) is a mount point field
-// of /proc/self/mountinfo. A missing p is not a mount point. Device numbers
-// would not do: a bind mount of a directory on the same filesystem keeps them.
+// isMountPoint reports whether p (symlinks resolved) is the root of a
+// mount. A missing p is not. Device numbers would not do: a bind mount of a
+// directory on the same filesystem keeps them.
 func isMountPoint(p string) (bool, error) {
-	p, err := filepath.Abs(p)
-	if err != nil {
-		return false, fmt.Errorf("resolve mount point: %w", err)
-	}
-	resolved, err := filepath.EvalSymlinks(p)
+	var st unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, p, 0, 0, &st)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
-		return false, fmt.Errorf("resolve %s: %w", p, err)
+		return false, fmt.Errorf("statx %s: %w", p, err)
 	}
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false, fmt.Errorf("read mount table: %w", err)
+	if st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0 {
+		return false, errors.New("the kernel does not report mount roots (statx, Linux 5.8)")
 	}
-	want := mountinfoEscaper.Replace(resolved)
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && f[4] == want {
-			return true, nil
-		}
-	}
-	return false, nil
+	return st.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0, nil
 }
-
-// mountinfoEscaper escapes a path as /proc/self/mountinfo does.
-var mountinfoEscaper = strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`)

@@ -129,8 +129,8 @@ func Documented(dir string) (map[string][]string, []Metric, error) {
 // Defined returns the names of the metrics that the Go files of one package
 // (path to source) define with an options literal (CounterOpts, GaugeOpts,
 // ...): its Namespace, Subsystem and Name, which must be constants, joined
-// with "_". Registered are those whose literal is in, or whose variable is
-// passed to, a call of a function named *Register*.
+// with "_". Registered are those whose literal is in, or in the value of a
+// variable passed to, a call of a function named *Register*.
 func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -145,72 +145,56 @@ func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	// computes the values of the package's constant expressions.
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	_, _ = (&types.Config{Error: func(error) {}}).Check("", fset, files, info)
-	isRegister := func(n ast.Node) bool {
-		call, _ := n.(*ast.CallExpr)
-		if call == nil {
-			return false
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		return ok && strings.Contains(sel.Sel.Name, "Register")
+	passed := map[string]bool{}             // the arguments of the Register calls
+	inVar := map[*ast.CompositeLit]string{} // the variable or argument whose value holds a literal
+	owner := map[string]string{}            // a metric's variable or argument
+	mark := func(value ast.Expr, owner string) {
+		ast.Inspect(value, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.CompositeLit); ok {
+				inVar[lit] = owner
+			}
+			return true
+		})
 	}
-	passed := map[string]bool{}  // the arguments of the Register calls
-	owner := map[string]string{} // a metric's variable, or "" in a Register call
 	for _, f := range files {
-		var stack []ast.Node
 		ast.Inspect(f, func(n ast.Node) bool {
-			if n == nil {
-				stack = stack[:len(stack)-1]
-				return true
-			}
-			stack = append(stack, n)
-			if isRegister(n) {
-				for _, a := range n.(*ast.CallExpr).Args {
-					passed[fmt.Sprint(a)] = true
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && strings.Contains(sel.Sel.Name, "Register") {
+					for _, a := range n.Args {
+						passed[types.ExprString(a)] = true
+						mark(a, types.ExprString(a))
+					}
 				}
-			}
-			lit, ok := n.(*ast.CompositeLit)
-			if !ok {
-				return true
-			}
-			if sel, ok := lit.Type.(*ast.SelectorExpr); !ok || !opts.MatchString(sel.Sel.Name) {
-				return true
-			}
-			parts := map[string]string{}
-			for _, e := range lit.Elts {
-				kv, ok := e.(*ast.KeyValueExpr)
-				if !ok {
-					continue
+			case *ast.ValueSpec:
+				for i, v := range n.Values {
+					mark(v, n.Names[i].Name)
 				}
-				if v := info.Types[kv.Value].Value; v != nil && v.Kind() == constant.String {
-					parts[fmt.Sprint(kv.Key)] = constant.StringVal(v)
-				} else if k := fmt.Sprint(kv.Key); k == "Namespace" || k == "Subsystem" || k == "Name" {
-					err = fmt.Errorf("%s: the metric's %s is not a string constant", fset.Position(kv.Pos()), k)
+			case *ast.CompositeLit:
+				if sel, ok := n.Type.(*ast.SelectorExpr); !ok || !opts.MatchString(sel.Sel.Name) {
+					return true
 				}
-			}
-			name := strings.Join(slices.DeleteFunc([]string{parts["Namespace"], parts["Subsystem"], parts["Name"]}, func(s string) bool { return s == "" }), "_")
-			defined = append(defined, name)
-		find:
-			for _, up := range slices.Backward(stack) {
-				switch up := up.(type) {
-				case *ast.ValueSpec:
-					owner[name] = up.Names[0].Name
-				case *ast.AssignStmt:
-					owner[name] = fmt.Sprint(up.Lhs[0])
-				case *ast.CallExpr:
-					if !isRegister(up) {
+				parts := map[string]string{}
+				for _, e := range n.Elts {
+					kv, ok := e.(*ast.KeyValueExpr)
+					if !ok {
 						continue
 					}
-					owner[name] = ""
-				default:
-					continue
+					if v := info.Types[kv.Value].Value; v != nil && v.Kind() == constant.String {
+						parts[types.ExprString(kv.Key)] = constant.StringVal(v)
+					} else if k := types.ExprString(kv.Key); k == "Namespace" || k == "Subsystem" || k == "Name" {
+						err = fmt.Errorf("%s: the metric's %s is not a string constant", fset.Position(kv.Pos()), k)
+					}
 				}
-				break find
+				name := strings.Join(slices.DeleteFunc([]string{parts["Namespace"], parts["Subsystem"], parts["Name"]}, func(s string) bool { return s == "" }), "_")
+				defined = append(defined, name)
+				owner[name] = inVar[n]
 			}
 			return true
 		})
 	}
 	for _, name := range defined {
-		if v, ok := owner[name]; ok && (v == "" || passed[v]) {
+		if passed[owner[name]] {
 			registered = append(registered, name)
 		}
 	}

@@ -19,11 +19,15 @@ package nodebench
 import (
 	"cmp"
 	"fmt"
+	"image/color"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"gonum.org/v1/plot/vg"
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/kubeletlog"
@@ -112,14 +116,8 @@ type Stat struct {
 	Rounds   int
 }
 
-// Spread is how far apart the rounds were, Max - Min, or NaN with fewer
-// than two rounds.
-func (s Stat) Spread() float64 {
-	if s.Rounds < 2 {
-		return math.NaN()
-	}
-	return s.Max - s.Min
-}
+// Spread is how far apart the rounds were: Max - Min.
+func (s Stat) Spread() float64 { return s.Max - s.Min }
 
 // statOf is value over modes pooled, and its extremes in single rounds.
 func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
@@ -156,11 +154,6 @@ type Row struct {
 // Ratio is off/on for figures where lower is better (on/off otherwise), so
 // that "9x" reads as nine times better with the gate on.
 func (r Row) Ratio() string { return bench.Ratio(r.Off.Value, r.On.Value, r.LowerWins) }
-
-// StockRatio is stock/on for figures where lower is better (on/stock
-// otherwise): how many times better the gate on does than upstream's
-// kubelet.
-func (r Row) StockRatio() string { return bench.Ratio(r.Stock.Value, r.On.Value, r.LowerWins) }
 
 // StockDiffers reports whether stock and gate off differ by more than the
 // rounds' spread: their values are further apart than the wider of their
@@ -345,51 +338,6 @@ func Rows(r Result) []Row {
 	return rows
 }
 
-// PhaseStat is a single-pod deletion figure of one configuration: its p50
-// and p99 in milliseconds, with their extremes in single rounds, and how
-// many pods it has, all rounds pooled.
-type PhaseStat struct {
-	P50, P99 Stat
-	Pods     int
-}
-
-// PhaseRow is a line of the single-pod deletion table: a figure of
-// upstream's kubelet (Stock, without pods in results without it) and of the
-// series' kubelet with the gate off and on.
-type PhaseRow struct {
-	Figure         string
-	Stock, Off, On PhaseStat
-}
-
-// PhaseRows are the single-pod deletion table's lines: the time from a
-// pod's manifest removed to each phase's kubelet log line, phase by phase,
-// then the per-pod time from termination complete to the last TearDown and
-// to SyncTerminatedPod enter. It is empty for results without phases.
-func PhaseRows(r Result) []PhaseRow {
-	if !slices.ContainsFunc(slices.Concat(r.Stock, r.Off, r.On), func(m Mode) bool { return len(m.DeletionPhases) > 0 }) {
-		return nil
-	}
-	stat := func(modes []Mode, of samples) PhaseStat {
-		q := quantiles("", false, of)
-		return PhaseStat{P50: statOf(modes, q[0].value), P99: statOf(modes, q[1].value), Pods: len(pooled(modes, of))}
-	}
-	row := func(figure string, of samples) PhaseRow {
-		return PhaseRow{Figure: figure, Stock: stat(r.Stock, of), Off: stat(r.Off, of), On: stat(r.On, of)}
-	}
-	var rows []PhaseRow
-	for _, ph := range kubeletlog.DeletionPhases() {
-		msg := ph.Message()
-		if strings.HasSuffix(msg, " ") { // the kubelet's message goes on
-			msg = strings.TrimSpace(msg) + " …"
-		}
-		rows = append(rows, row(fmt.Sprintf("%s (`%s`)", ph, msg), phase(ph)))
-	}
-	return append(rows,
-		row(fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.TearDownDone), func(m Mode) []float64 { return m.TerminatedToTearDown }),
-		row(fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.SyncTerminatedEnter), func(m Mode) []float64 { return m.TerminatedToSyncTerminated }),
-	)
-}
-
 // APIRequestRow is one line of the kubelet's API requests table: per gate
 // value (0 off, 1 on), requests a minute in the idle and churn phases, and
 // the most received in any 1 s of each.
@@ -493,9 +441,7 @@ func Markdown(r Result) string {
 	if t := r.On[len(r.On)-1].Triggers; len(t) > 0 && r.Cluster {
 		fmt.Fprintf(&b, "\nGate on, loop iterations by trigger over the last round: %s\n", formatCounts(t))
 	}
-	if rows := PhaseRows(r); len(rows) > 0 {
-		phaseTable(&b, r, rows)
-	}
+	phaseTable(&b, r)
 	return b.String()
 }
 
@@ -526,7 +472,7 @@ func table(b *strings.Builder, r Result, rows []Row) {
 		}
 		cells = append(cells, off, cell(row.On, row.Unit))
 		if stock {
-			cells = append(cells, row.StockRatio())
+			cells = append(cells, bench.Ratio(row.Stock.Value, row.On.Value, row.LowerWins)) // stock/on
 		}
 		fmt.Fprintf(b, "| %s | %s |\n", strings.Join(cells, " | "), row.Ratio())
 	}
@@ -621,8 +567,31 @@ func clusterNotes(b *strings.Builder, r Result) {
 	}
 }
 
-// phaseTable writes the single-pod deletion table.
-func phaseTable(b *strings.Builder, r Result, rows []PhaseRow) {
+// phaseTable writes the single-pod deletion table, if r has phases: the
+// time from a pod's manifest removed to each phase's kubelet log line, phase
+// by phase, then the per-pod time from termination complete to the last
+// TearDown and to SyncTerminatedPod enter; p50 and p99 of each
+// configuration, all rounds pooled, with their extremes in single rounds,
+// and how many pods each has.
+func phaseTable(b *strings.Builder, r Result) {
+	if !slices.ContainsFunc(slices.Concat(r.Stock, r.Off, r.On), func(m Mode) bool { return len(m.DeletionPhases) > 0 }) {
+		return
+	}
+	type row struct {
+		figure string
+		of     samples
+	}
+	var rows []row
+	for _, ph := range kubeletlog.DeletionPhases() {
+		msg := ph.Message()
+		if strings.HasSuffix(msg, " ") { // the kubelet's message goes on
+			msg = strings.TrimSpace(msg) + " …"
+		}
+		rows = append(rows, row{fmt.Sprintf("%s (`%s`)", ph, msg), phase(ph)})
+	}
+	rows = append(rows,
+		row{fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.TearDownDone), func(m Mode) []float64 { return m.TerminatedToTearDown }},
+		row{fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.SyncTerminatedEnter), func(m Mode) []float64 { return m.TerminatedToSyncTerminated }})
 	m := r.On[0]
 	fmt.Fprintf(b, "\n#### Single-pod deletion, phase by phase (%gs apart, kubelet at --v=%d)\n\n", m.GapSeconds, m.ChurnVerbosity)
 	b.WriteString("Time from a pod's manifest removed to the kubelet's log line of each phase, all rounds pooled (in parentheses, with two rounds or more, the lowest and highest single round); " +
@@ -636,13 +605,13 @@ func phaseTable(b *strings.Builder, r Result, rows []PhaseRow) {
 	}
 	fmt.Fprintf(b, " pods %s |\n|---|%s\n", strings.Join(names, " / "), strings.Repeat("---|", 2*len(configs)+1))
 	for _, row := range rows {
+		q := quantiles("", false, row.of)
 		var cells, pods []string
 		for _, c := range configs {
-			s := map[Config]PhaseStat{Stock: row.Stock, GateOff: row.Off, GateOn: row.On}[c]
-			cells = append(cells, statCell(s.P50, "ms"), statCell(s.P99, "ms"))
-			pods = append(pods, fmt.Sprint(s.Pods))
+			cells = append(cells, statCell(statOf(r.Modes(c), q[0].value), "ms"), statCell(statOf(r.Modes(c), q[1].value), "ms"))
+			pods = append(pods, fmt.Sprint(len(pooled(r.Modes(c), row.of))))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |\n", row.Figure, strings.Join(cells, " | "), strings.Join(pods, " / "))
+		fmt.Fprintf(b, "| %s | %s | %s |\n", row.figure, strings.Join(cells, " | "), strings.Join(pods, " / "))
 	}
 }
 
@@ -682,4 +651,50 @@ func formatCounts[V int | float64](m map[string]V) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, float64(m[k])))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// colors draw each configuration in every chart.
+var colors = map[Config]color.Color{Stock: bench.StockColor, GateOff: bench.OffColor, GateOn: bench.OnColor}
+
+// dashes are a configuration's line dashes: stock is drawn dashed over the
+// others, since it often lies on gate off.
+func dashes(c Config) []vg.Length {
+	if c == Stock {
+		return []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	return nil
+}
+
+// Charts writes the report's charts as PNGs into dir and returns their
+// names: the single pods' mount and unmount CDFs, on a cluster node by kind
+// of pod, created → mounted and deleted → unmounted. The tables have the
+// rest.
+func Charts(r Result, dir string) ([]string, error) {
+	var mount, unmount []bench.Series
+	where := "Real node"
+	for _, c := range r.configs() {
+		modes := r.Modes(c)
+		if !r.Cluster {
+			mount = append(mount, bench.Series{Name: string(c), Seconds: pooled(modes, func(m Mode) []float64 { return m.Mount }), Color: colors[c], Dashes: dashes(c)})
+			unmount = append(unmount, bench.Series{Name: string(c), Seconds: pooled(modes, func(m Mode) []float64 { return m.UnmountEndToEnd }), Color: colors[c], Dashes: dashes(c)})
+			continue
+		}
+		where = "Cluster node"
+		for i, kind := range ClusterPodKinds {
+			if t := pooledKind(modes, kind.Key); t != nil {
+				dash := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
+				mount = append(mount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.MountEndToEnd, Color: colors[c], Dashes: dash})
+				unmount = append(unmount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.UnmountEndToEnd, Color: colors[c], Dashes: dash})
+			}
+		}
+	}
+	files := []string{"mount-latency-cdf.png", "unmount-latency-cdf.png"}
+	mountTitle, unmountTitle := "volume-ready wait of single pods (kubelet log)", "manifest removed → all volumes unmounted (kubelet log)"
+	if r.Cluster {
+		mountTitle, unmountTitle = "pod created through the API → all volumes mounted", "pod deleted through the API → all volumes unmounted"
+	}
+	if err := bench.CDFChart(filepath.Join(dir, files[0]), where+": "+mountTitle, "milliseconds (log scale)", mount...); err != nil {
+		return nil, err
+	}
+	return files, bench.CDFChart(filepath.Join(dir, files[1]), where+": "+unmountTitle, "milliseconds (log scale)", unmount...)
 }

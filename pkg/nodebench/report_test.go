@@ -17,6 +17,7 @@ limitations under the License.
 package nodebench
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -108,28 +109,18 @@ func TestRows(t *testing.T) {
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
+// TestMarkdown covers what the committed reports (TestCommittedReport) do
+// not: one round with stock, stock and gate off within the rounds' spread,
+// the deletion phases of hand-made rounds, and results without phases.
 func TestMarkdown(t *testing.T) {
 	mount := []float64{0.3, 0.3, 0.301}
-	crio := func(m Mode) Mode { m.Runtime = "CRI-O (enable_pod_events=true)"; return m }
+	on := configMode(GateOn, 4, nil, 0.5)
+	delete(on.DeletionPhases, kubeletlog.ContainersKilled.Key())
 	tests := []struct {
 		name           string
 		r              Result
 		want, unwanted []string
 	}{{
-		name: "one round, no stock, CRI-O",
-		r: Result{Off: []Mode{crio(configMode(GateOff, 5, mount, 1))}, On: []Mode{crio(configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5))},
-			Orders: [][]Config{{GateOff, GateOn}}},
-		want: []string{
-			"CRI-O (enable_pod_events=true) and runc, standalone kubelet at --v=3 (--v=4 while single pods are deleted and added)",
-			"1 round(s) per configuration: round 1 ran gate off, gate on;",
-			"| figure | gate off | gate on | off/on |\n|---|---|---|---|\n| idle kubelet CPU (median of windows) | 5.00 CPU-s/min | 4.00 CPU-s/min | 1.2x |",
-			"| CRI-O CPU while single pods are deleted, 1s apart (median of rounds) | 6.00 CPU-s/min",
-			"One round: no spread across rounds.",
-			"| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |\n|---|---|---|---|---|---|\n",
-			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 1.00 ms | 1.50 ms | 3 / 3 |",
-		},
-		unwanted: []string{"stock", "containerd", "container-exit"},
-	}, {
 		name: "one round with stock",
 		r: Result{Stock: []Mode{configMode(Stock, 6, mount, 1)}, Off: []Mode{configMode(GateOff, 5, mount, 1)},
 			On: []Mode{configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 1)}, Orders: [][]Config{{Stock, GateOff, GateOn}}},
@@ -140,7 +131,7 @@ func TestMarkdown(t *testing.T) {
 			"kubelet CPU-s/min (stock | gate off | gate on): 6.00, 7.00, 5.00 | 5.00, 6.00, 4.00 | 4.00, 5.00, 3.00",
 			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 3 / 3 / 3 |",
 		},
-		unwanted: []string{"differ beyond", "agree within"},
+		unwanted: []string{"differ beyond", "agree within", "container-exit"},
 	}, {
 		name: "two rounds, stock like gate off, exiting pods",
 		r: Result{
@@ -155,102 +146,85 @@ func TestMarkdown(t *testing.T) {
 		want: []string{"Stock and gate off agree within the rounds' spread on every row both have.",
 			"read every 5ms, showing no mount under the pod's volumes directory; pods (stock / gate off / gate on): 0 / 0 / 3."},
 		unwanted: []string{"differ beyond"},
+	}, {
+		// Three pods reach each phase; two remove their directory; the gate
+		// on's log lacks a phase.
+		name: "deletion phases",
+		r:    Result{Off: []Mode{configMode(GateOff, 5, nil, 1), configMode(GateOff, 5, nil, 3)}, On: []Mode{on}},
+		want: []string{`| from manifest removed to | gate off p50 | gate off p99 | gate on p50 | gate on p99 | pods off / on |
+|---|---|---|---|---|---|
+| removal seen (` + "`SyncLoop REMOVE`" + `) | 3.00 ms (2.00–6.00) | 9.00 ms (3.00–9.00) | 1.00 ms | 1.50 ms | 6 / 3 |
+| containers killed (` + "`Pod termination stopped all running containers`" + `) | 6.00 ms (4.00–12.0) | 18.0 ms (6.00–18.0) | n/a | n/a | 6 / 0 |
+| termination complete (` + "`Pod terminated all containers successfully`" + `) | 9.00 ms (6.00–18.0) | 27.0 ms (9.00–27.0) | 3.00 ms | 4.50 ms | 6 / 3 |
+| SyncTerminatedPod enter (` + "`SyncTerminatedPod enter`" + `) | 12.0 ms (8.00–24.0) | 36.0 ms (12.0–36.0) | 4.00 ms | 6.00 ms | 6 / 3 |
+| first unmount started (` + "`operationExecutor.UnmountVolume started for volume …`" + `) | 15.0 ms (10.0–30.0) | 45.0 ms (15.0–45.0) | 5.00 ms | 7.50 ms | 6 / 3 |
+| last TearDown succeeded (` + "`UnmountVolume.TearDown succeeded for volume …`" + `) | 18.0 ms (12.0–36.0) | 54.0 ms (18.0–54.0) | 6.00 ms | 9.00 ms | 6 / 3 |
+| all volumes unmounted (` + "`All volumes are unmounted for pod`" + `) | 21.0 ms (14.0–42.0) | 63.0 ms (21.0–63.0) | 7.00 ms | 10.5 ms | 6 / 3 |
+| SyncTerminatedPod exit (` + "`SyncTerminatedPod exit`" + `) | 24.0 ms (16.0–48.0) | 72.0 ms (24.0–72.0) | 8.00 ms | 12.0 ms | 6 / 3 |
+| pod directory removed (` + "`Orphaned pod found, removing`" + `) | 8000 ms (4000–12000) | 24000 ms (8000–24000) | 2000 ms | 4000 ms | 4 / 2 |
+| termination complete → last TearDown succeeded, per pod | 3000 ms (2000–6000) | 9000 ms (3000–9000) | 1000 ms | 1500 ms | 6 / 3 |
+| termination complete → SyncTerminatedPod enter, per pod | 1000 ms (1000–3000) | 3000 ms (1000–3000) | 500 ms | 500 ms | 6 / 3 |
+`},
+	}, {
+		name:     "no phases",
+		r:        Result{Off: []Mode{{Pods: 110, Volumes: 4}}, On: []Mode{{Gate: true, Pods: 110, Volumes: 4}}},
+		unwanted: []string{"Single-pod deletion"},
 	}}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			md := Markdown(tc.r)
-			for _, want := range tc.want {
-				if !strings.Contains(md, want) {
-					t.Errorf("markdown lacks %q:\n%s", want, md)
-				}
-			}
-			for _, unwanted := range tc.unwanted {
-				if strings.Contains(md, unwanted) {
-					t.Errorf("markdown has %q:\n%s", unwanted, md)
-				}
-			}
-			files, err := Charts(tc.r, t.TempDir())
-			if err != nil || len(files) != 3 {
-				t.Errorf("charts = %v, %v", files, err)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkMarkdown(t, Markdown(tc.r), tc.want, tc.unwanted) })
 	}
 }
 
-// TestCommittedReport renders the newest node-bench results the project
-// keeps (two rounds of stock, gate off and gate on, with exiting pods) and
-// compares its tables and the lines on stock against gate off with those of
-// the report.md that the run wrote.
-func TestCommittedReport(t *testing.T) {
-	dir := filepath.Join("..", "..", "results", "node-bench", "14-smaller-stack")
-	r, err := Load(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
+// checkMarkdown fails t unless md has every want and no unwanted.
+func checkMarkdown(t *testing.T, md string, want, unwanted []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(md, w) {
+			t.Errorf("markdown lacks %q:\n%s", w, md)
+		}
 	}
-	committed, err := os.ReadFile(filepath.Join(dir, "report.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	figures := func(md string) []string {
-		return slices.DeleteFunc(strings.Split(md, "\n"), func(l string) bool { return !strings.HasPrefix(l, "|") && !strings.HasPrefix(l, "- **") })
-	}
-	if got, want := figures(Markdown(r)), figures(string(committed)); len(want) < 40 || !slices.Equal(got, want) {
-		t.Errorf("the tables of %s's results differ from its report.md:\n%s\nwant:\n%s", dir, strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestPhaseRows(t *testing.T) {
-	base := Mode{Pods: 110, Volumes: 4, GapSeconds: 1}
-	if rows := PhaseRows(Result{Off: []Mode{base}, On: []Mode{base}}); rows != nil {
-		t.Errorf("rows of results without phases: %v", rows)
-	}
-	on := configMode(GateOn, 4, nil, 0.5)
-	delete(on.DeletionPhases, kubeletlog.ContainersKilled.Key())
-	rows := PhaseRows(Result{Off: []Mode{configMode(GateOff, 5, nil, 1), configMode(GateOff, 5, nil, 3)}, On: []Mode{on}})
-	if len(rows) != kubeletlog.NumDeletionPhases+2 {
-		t.Errorf("%d rows, want one per phase and two differences", len(rows))
-	}
-	// The figures' prefixes and their gate-off p50 and gate-on p99 in ms,
-	// and the pods with the gate on.
-	for _, w := range []struct {
-		figure        string
-		offP50, onP99 float64
-		onPods        int
-	}{
-		{"removal seen", 3, 1.5, 3},
-		{"containers killed", 6, math.NaN(), 0},
-		{"pod directory removed", 8000, 4000, 2},
-		{"termination complete → SyncTerminatedPod enter", 1000, 500, 3},
-	} {
-		i := slices.IndexFunc(rows, func(r PhaseRow) bool { return strings.HasPrefix(r.Figure, w.figure) })
-		if i < 0 {
-			t.Errorf("no row %q", w.figure)
-		} else if r := rows[i]; !same(r.Off.P50.Value, w.offP50) || !same(r.On.P99.Value, w.onP99) || r.On.Pods != w.onPods {
-			t.Errorf("%s: off p50 %v, on p99 %v, on pods %d; want %v, %v, %d", r.Figure, r.Off.P50.Value, r.On.P99.Value, r.On.Pods, w.offP50, w.onP99, w.onPods)
+	for _, u := range unwanted {
+		if strings.Contains(md, u) {
+			t.Errorf("markdown has %q:\n%s", u, md)
 		}
 	}
 }
 
-func TestStatOf(t *testing.T) {
-	cpu := func(modes []Mode) float64 { return pooled(modes, kubeletCPU)[1] } // a middle window
-	nan := math.NaN()
-	tests := []struct {
-		name                  string
-		modes                 []Mode
-		value, lo, hi, spread float64
-		rounds                int
-	}{
-		{"no rounds", nil, nan, nan, nan, nan, 0},
-		{"one round", []Mode{configMode(GateOff, 5, nil, 1)}, 6, 6, 6, nan, 1},
-		{"three rounds", []Mode{configMode(GateOff, 5, nil, 1), configMode(GateOff, 7, nil, 1), configMode(GateOff, 4.5, nil, 1)}, 6, 5.5, 8, 2.5, 3},
+// TestCommittedReport renders results the project keeps and compares the
+// reports with those the runs wrote, but for the charts' names: two rounds
+// of stock, gate off and gate on with and without exiting pods, one round of
+// gate off and on on CRI-O, and the scale table of three sizes without
+// stock. It also draws the newest run's charts.
+func TestCommittedReport(t *testing.T) {
+	dir := filepath.Join("..", "..", "results", "node-bench")
+	load := func(run string) Result {
+		r, err := Load(filepath.Join(dir, run, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := statOf(tc.modes, cpu)
-			if !same(s.Value, tc.value) || !same(s.Min, tc.lo) || !same(s.Max, tc.hi) || !same(s.Spread(), tc.spread) || s.Rounds != tc.rounds {
-				t.Errorf("statOf = %+v, spread %v; want value %v, %v–%v, spread %v, %d rounds", s, s.Spread(), tc.value, tc.lo, tc.hi, tc.spread, tc.rounds)
-			}
-		})
+	var sizes []Size
+	for _, pods := range []int{110, 250, 500} {
+		sizes = append(sizes, Size{Pods: pods, Result: load(fmt.Sprintf("9-scale-index/pods-%d", pods))})
+	}
+	newest := load("14-smaller-stack")
+	for file, got := range map[string]string{
+		"14-smaller-stack/report.md":                Markdown(newest),
+		"10-stock/report.md":                        Markdown(load("10-stock")),
+		"12-crio-exit-ablation/events-on/report.md": Markdown(load("12-crio-exit-ablation/events-on")),
+		"9-scale-index/scale.md":                    ScaleMarkdown(sizes),
+	} {
+		want, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _, _ := strings.Cut(string(want), "\nChart"); got != want {
+			t.Errorf("the results render otherwise than %s:\n%s\nwant:\n%s", file, got, want)
+		}
+	}
+	if files, err := Charts(newest, t.TempDir()); err != nil || len(files) != 2 {
+		t.Errorf("charts = %v, %v", files, err)
 	}
 }
 
@@ -405,17 +379,12 @@ func TestClusterReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := Markdown(loaded)
-	for _, want := range []string{"110 API pods", "2 round(s) per gate value, round 1 gate off first, round 2 gate on first;",
+	checkMarkdown(t, Markdown(loaded), []string{"110 API pods", "2 round(s) per gate value, round 1 gate off first, round 2 gate on first;",
 		"| figure | gate off | gate on | off/on |\n", "| idle kubelet CPU | 4.00 CPU-s/min | 0.40 CPU-s/min | 10.0x |",
 		"| idle reconciler passes, full | 600 (polls every 100 ms) | 6.00 /min | n/a |",
-		"| patch nodes/status | 6.0 | 0.5 | 30.0 | 300.0 | 1 / 2 | 1 / 20 |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q:\n%s", want, md)
-		}
-	}
-	if files, err := Charts(loaded, t.TempDir()); err != nil || len(files) != 3 {
-		t.Errorf("charts %v, %v; want 3", files, err)
+		"| patch nodes/status | 6.0 | 0.5 | 30.0 | 300.0 | 1 / 2 | 1 / 20 |"}, nil)
+	if files, err := Charts(loaded, t.TempDir()); err != nil || len(files) != 2 {
+		t.Errorf("charts %v, %v; want 2", files, err)
 	}
 }
 
@@ -439,9 +408,9 @@ func TestScaleReport(t *testing.T) {
 		return Size{Pods: pods, Result: r}
 	}
 	tests := []struct {
-		name           string
-		sizes          []Size
-		want, unwanted []string
+		name  string
+		sizes []Size
+		want  []string
 	}{{
 		name:  "stock at every size, out of order",
 		sizes: []Size{size(250, true, 2.5, 3, 0.25), size(110, true, 1, 1.2, 0.1)},
@@ -463,32 +432,8 @@ func TestScaleReport(t *testing.T) {
 			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | — | 3.00 | 0.25 | — | 12.0x |",
 			"- 250 pods: 1 round(s) per gate value on containerd,", "| 250 | 2.27x | — | 2.50x | 2.50x |", "- 250 pods: — | 8.00, 9.00 | 8.00, 9.00",
 		},
-	}, {
-		name:     "no stock",
-		sizes:    []Size{size(110, false, 0, 1.2, 0.1), size(250, false, 0, 3, 0.25)},
-		want:     []string{"| figure | 110 off | 110 on | off/on | 250 off | 250 on | off/on |\n|---|---|---|---|---|---|---|\n", "| 250 | 2.27x | 2.50x | 2.50x |"},
-		unwanted: []string{"stock", "—"},
 	}}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			md := ScaleMarkdown(tc.sizes)
-			for _, want := range tc.want {
-				if !strings.Contains(md, want) {
-					t.Errorf("scale report lacks %q:\n%s", want, md)
-				}
-			}
-			for _, unwanted := range tc.unwanted {
-				if strings.Contains(md, unwanted) {
-					t.Errorf("scale report has %q:\n%s", unwanted, md)
-				}
-			}
-			file := filepath.Join(t.TempDir(), "vm.png")
-			if err := ScaleChart(tc.sizes, file); err != nil {
-				t.Fatal(err)
-			}
-			if st, err := os.Stat(file); err != nil || st.Size() == 0 {
-				t.Errorf("chart not written: %v", err)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkMarkdown(t, ScaleMarkdown(tc.sizes), tc.want, nil) })
 	}
 }

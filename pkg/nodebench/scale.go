@@ -19,13 +19,8 @@ package nodebench
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/kubeletlog"
@@ -68,12 +63,12 @@ func ScaleMarkdown(sizes []Size) string {
 	for i, s := range sizes {
 		pods[i] = fmt.Sprint(s.Pods)
 	}
-	var b strings.Builder
+	configs, what, unpassed := []Config{GateOff, GateOn}, "gate off against gate on", "Gate off"
 	if stock {
-		fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, upstream's kubelet (stock) and the series with the gate off and on\n\n", strings.Join(pods, ", "))
-	} else {
-		fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, gate off against gate on\n\n", strings.Join(pods, ", "))
+		configs, what, unpassed = Configs, "upstream's kubelet (stock) and the series with the gate off and on", "Stock and gate off"
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), what)
 	for _, s := range sizes {
 		m := s.Result.On[0]
 		per := "per gate value"
@@ -97,12 +92,6 @@ func ScaleMarkdown(sizes []Size) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(sizes)*len(columns)))
-	ratio := func(a, on float64) string {
-		if math.IsNaN(a) || math.IsNaN(on) || on == 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1fx", a/on)
-	}
 	for _, f := range scaleFigures(sizes[0].Result.On[0].RuntimeName()) {
 		fmt.Fprintf(&b, "| %s (%s) |", f.name, f.unit)
 		for _, s := range sizes {
@@ -111,22 +100,16 @@ func ScaleMarkdown(sizes []Size) string {
 				stockCell, stockRatio := "—", "—"
 				if len(s.Result.Stock) > 0 {
 					st := f.value(s.Result.Stock)
-					stockCell, stockRatio = bench.Number(st), ratio(st, on)
+					stockCell, stockRatio = bench.Number(st), bench.Ratio(st, on, true)
 				}
-				fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", stockCell, bench.Number(off), bench.Number(on), stockRatio, ratio(off, on))
+				fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", stockCell, bench.Number(off), bench.Number(on), stockRatio, bench.Ratio(off, on, true))
 			} else {
-				fmt.Fprintf(&b, " %s | %s | %s |", bench.Number(off), bench.Number(on), ratio(off, on))
+				fmt.Fprintf(&b, " %s | %s | %s |", bench.Number(off), bench.Number(on), bench.Ratio(off, on, true))
 			}
 		}
 		b.WriteString("\n")
 	}
-	configs := []Config{GateOff, GateOn}
-	if stock {
-		configs = Configs
-		b.WriteString("\nStock and gate off, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n")
-	} else {
-		b.WriteString("\nGate off, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n")
-	}
+	fmt.Fprintf(&b, "\n%s, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n", unpassed)
 	if len(sizes) > 1 {
 		first := sizes[0]
 		b.WriteString("\nGrowth of the idle volume manager CPU from the smallest size (linear growth is the pod ratio):\n\n| pods | pod ratio |")
@@ -160,45 +143,4 @@ func ScaleMarkdown(sizes []Size) string {
 		fmt.Fprintf(&b, "- %d pods: %s\n", s.Pods, strings.Join(windows, " | "))
 	}
 	return b.String()
-}
-
-// ScaleChart draws the idle volume manager CPU against the pods, of stock
-// (at the sizes that ran it), gate off and gate on, with a dashed line of
-// linear growth from each one's smallest size.
-func ScaleChart(sizes []Size, file string) error {
-	sizes = slices.SortedFunc(slices.Values(sizes), func(a, b Size) int { return cmp.Compare(a.Pods, b.Pods) })
-	p := plot.New()
-	p.Title.Text = "Real node: idle volume manager CPU against pods (4 volumes each)"
-	p.X.Label.Text = "pods"
-	p.Y.Label.Text = "volume manager CPU-seconds per minute (pprof)"
-	p.Add(plotter.NewGrid())
-	for _, c := range Configs {
-		var pts plotter.XYs
-		for _, size := range sizes {
-			if modes := size.Result.Modes(c); len(modes) > 0 {
-				pts = append(pts, plotter.XY{X: float64(size.Pods), Y: bench.Median(pooled(modes, vmCPU))})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		line.Color, points.Color, line.Width = colors[c], colors[c], vg.Points(1.5)
-		p.Add(line, points)
-		p.Legend.Add(string(c), line, points)
-		l, err := plotter.NewLine(plotter.XYs{pts[0], {X: pts[len(pts)-1].X, Y: pts[0].Y * pts[len(pts)-1].X / pts[0].X}})
-		if err != nil {
-			return err
-		}
-		l.Color, l.Dashes = colors[c], []vg.Length{vg.Points(4), vg.Points(4)}
-		p.Add(l)
-		p.Legend.Add(string(c)+": linear growth", l)
-	}
-	p.X.Min, p.Y.Min = 0, 0
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.ThumbnailWidth = vg.Points(20)
-	return p.Save(8*vg.Inch, 4.5*vg.Inch, file)
 }

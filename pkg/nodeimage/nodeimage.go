@@ -28,7 +28,8 @@ import (
 	"io"
 	"os"
 	"path"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -39,7 +40,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// Entry is one file, directory or symlink of an image's single layer.
+// Entry is one file, directory or symlink of an image's layer.
 type Entry struct {
 	// Path is the absolute path in the image.
 	Path string
@@ -57,12 +58,10 @@ type Entry struct {
 type Spec struct {
 	// Ref is the image's name, for example "localhost/busybox:local".
 	Ref string
-	// Base holds the layers under Entries', lowest first. An image built
-	// on another takes the other's layers, which are then the same blobs
-	// in the runtime's content store.
-	Base [][]Entry
-	// Entries make up the image's top layer.
-	Entries []Entry
+	// Layers are the image's layers, lowest first. An image built on
+	// another takes the other's layers, which are then the same blobs in
+	// the runtime's content store.
+	Layers [][]Entry
 	// Entrypoint and Cmd are the image config's.
 	Entrypoint []string
 	Cmd        []string
@@ -71,10 +70,9 @@ type Spec struct {
 // epoch fixes every timestamp, so the same inputs give the same image.
 var epoch = time.Unix(0, 0).UTC()
 
-// Layer returns the tar of the entries, parents before children.
-func Layer(entries []Entry) ([]byte, error) {
-	sorted := append([]Entry(nil), entries...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+// layer returns the tar of the entries, parents before children.
+func layer(entries []Entry) ([]byte, error) {
+	sorted := slices.SortedStableFunc(slices.Values(entries), func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range sorted {
@@ -105,31 +103,35 @@ func Layer(entries []Entry) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Image builds the OCI image for spec, for linux/amd64.
-func Image(spec Spec) (v1.Image, error) {
+// WriteArchive writes spec's OCI image for linux/amd64, tagged spec.Ref, to
+// path as an archive that `ctr images import` loads.
+func WriteArchive(path string, spec Spec) error {
+	ref, err := name.ParseReference(spec.Ref, name.WeakValidation)
+	if err != nil {
+		return err
+	}
 	var layers []v1.Layer
-	for _, entries := range append(append([][]Entry(nil), spec.Base...), spec.Entries) {
-		data, err := Layer(entries)
+	for _, entries := range spec.Layers {
+		data, err := layer(entries)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data)), nil
 		}, tarball.WithMediaType(types.OCILayer))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		layers = append(layers, layer)
+		layers = append(layers, l)
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	img, err := mutate.AppendLayers(img, layers...)
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	img, err = mutate.AppendLayers(img, layers...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", "amd64"
@@ -137,22 +139,17 @@ func Image(spec Spec) (v1.Image, error) {
 	cfg.Config.Entrypoint = spec.Entrypoint
 	cfg.Config.Cmd = spec.Cmd
 	cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	return mutate.ConfigFile(img, cfg)
-}
-
-// WriteArchive writes spec's image, tagged spec.Ref, to path as an archive
-// that `ctr images import` loads.
-func WriteArchive(path string, spec Spec) error {
-	ref, err := name.ParseReference(spec.Ref, name.WeakValidation)
-	if err != nil {
-		return err
-	}
-	img, err := Image(spec)
-	if err != nil {
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return err
 	}
 	return tarball.WriteToFile(path, ref, img)
 }
+
+// The busybox image's users and groups.
+const (
+	passwd = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+	group  = "root:x:0:\nnogroup:x:65534:\n"
+)
 
 // Busybox returns the spec of a busybox image: the static binary at
 // busyboxPath, a symlink per applet, /etc/passwd, /etc/group and /tmp.
@@ -165,8 +162,8 @@ func Busybox(ref, busyboxPath string, applets []string) (Spec, error) {
 		{Path: "/bin", Dir: true, Mode: 0o755},
 		{Path: "/bin/busybox", Data: bin, Mode: 0o755},
 		{Path: "/etc", Dir: true, Mode: 0o755},
-		{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"), Mode: 0o644},
-		{Path: "/etc/group", Data: []byte("root:x:0:\nnogroup:x:65534:\n"), Mode: 0o644},
+		{Path: "/etc/passwd", Data: []byte(passwd), Mode: 0o644},
+		{Path: "/etc/group", Data: []byte(group), Mode: 0o644},
 		{Path: "/root", Dir: true, Mode: 0o700},
 		{Path: "/tmp", Dir: true, Mode: 0o1777},
 	}
@@ -178,7 +175,7 @@ func Busybox(ref, busyboxPath string, applets []string) (Spec, error) {
 		seen[a] = true
 		entries = append(entries, Entry{Path: "/bin/" + a, Link: "busybox", Mode: 0o777})
 	}
-	return Spec{Ref: ref, Entries: entries, Cmd: []string{"sh"}}, nil
+	return Spec{Ref: ref, Layers: [][]Entry{entries}, Cmd: []string{"sh"}}, nil
 }
 
 // Pause returns the spec of a pause image holding the static binary at
@@ -188,59 +185,34 @@ func Pause(ref, pausePath string) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	return Spec{
-		Ref:        ref,
-		Entries:    []Entry{{Path: "/pause", Data: bin, Mode: 0o755}},
-		Entrypoint: []string{"/pause"},
-	}, nil
+	return Spec{Ref: ref, Layers: [][]Entry{{{Path: "/pause", Data: bin, Mode: 0o755}}}, Entrypoint: []string{"/pause"}}, nil
 }
 
-// Agnhost returns the spec of an agnhost image on base (the busybox image):
+// Agnhost returns the spec of an agnhost image on busybox, Busybox's spec:
 // the static binary at agnhostPath as /agnhost, and what upstream's image
 // (test/images/agnhost/Dockerfile, on alpine, whose shell and tools are
 // busybox's) adds that tests rely on: the entrypoint /agnhost with the
 // command pause, /agnhost-2 (a link, for the entrypoint tests), /uploads
 // (netexec) and user-defined-in-image (uid 1000) in group-defined-in-image
-// (gid 50000). Its layer goes on top of base's, which it leaves unchanged.
-func Agnhost(ref, agnhostPath string, base Spec) (Spec, error) {
+// (gid 50000). Its layer goes on top of busybox's, which it leaves unchanged.
+func Agnhost(ref, agnhostPath string, busybox Spec) (Spec, error) {
 	bin, err := os.ReadFile(agnhostPath)
 	if err != nil {
 		return Spec{}, err
 	}
-	layers := append(append([][]Entry(nil), base.Base...), base.Entries)
-	passwd, group := lastFile(layers, "/etc/passwd"), lastFile(layers, "/etc/group")
-	if passwd == nil || group == nil {
-		return Spec{}, fmt.Errorf("the base image %s has no /etc/passwd or /etc/group", base.Ref)
-	}
-	passwd = append(append([]byte(nil), passwd...), "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"...)
-	group = append(append([]byte(nil), group...), "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"...)
 	return Spec{
-		Ref:  ref,
-		Base: layers,
-		Entries: []Entry{
+		Ref: ref,
+		Layers: append(slices.Clip(busybox.Layers), []Entry{
 			{Path: "/agnhost", Data: bin, Mode: 0o755},
 			{Path: "/agnhost-2", Link: "agnhost", Mode: 0o777},
 			{Path: "/uploads", Dir: true, Mode: 0o755},
 			{Path: "/etc", Dir: true, Mode: 0o755},
-			{Path: "/etc/passwd", Data: passwd, Mode: 0o644},
-			{Path: "/etc/group", Data: group, Mode: 0o644},
+			{Path: "/etc/passwd", Data: []byte(passwd + "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n"), Mode: 0o644},
+			{Path: "/etc/group", Data: []byte(group + "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n"), Mode: 0o644},
 			{Path: "/home", Dir: true, Mode: 0o755},
 			{Path: "/home/user-defined-in-image", Dir: true, Mode: 0o755},
-		},
+		}),
 		Entrypoint: []string{"/agnhost"},
 		Cmd:        []string{"pause"},
 	}, nil
-}
-
-// lastFile returns the content of the regular file at p in the topmost of
-// layers that has it, or nil.
-func lastFile(layers [][]Entry, p string) []byte {
-	for i := len(layers) - 1; i >= 0; i-- {
-		for _, e := range layers[i] {
-			if e.Path == p && !e.Dir && e.Link == "" {
-				return e.Data
-			}
-		}
-	}
-	return nil
 }

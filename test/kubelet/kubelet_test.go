@@ -20,7 +20,9 @@ limitations under the License.
 package kubelet_test
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +34,14 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// kubeletBinary returns the kubelet to test: $EVM_KUBELET, or the one make
-// builds. Without one the tests skip, unless EVM_REQUIRE_BINARIES=1 (make
-// test sets it), when they fail.
-func kubeletBinary(t *testing.T) string {
-	t.Helper()
+// TestKubelet runs the kubelet ($EVM_KUBELET, or the one make builds; without
+// one the test skips, unless EVM_REQUIRE_BINARIES=1, which make test sets) and
+// matches what it prints. The gate is enabled from a KubeletConfiguration file
+// and from the command line; each configuration carries one invalid field, so
+// the kubelet stops at validation, which it reaches only after the gates were
+// set, and the effective configuration it logs on the way shows the gate. An
+// unknown gate, the control, stops it earlier.
+func TestKubelet(t *testing.T) {
 	bin := node.KubeletBinary(filepath.Join("..", "..", "_output"))
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("EVM_REQUIRE_BINARIES") == "1" {
@@ -44,117 +49,54 @@ func kubeletBinary(t *testing.T) string {
 		}
 		t.Skipf("no kubelet binary at %s; run make to build it", bin)
 	}
-	return bin
-}
-
-// runKubelet runs the kubelet with args and returns what it printed and
-// whether it exited non-zero.
-func runKubelet(t *testing.T, args ...string) (string, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, kubeletBinary(t), args...)
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("kubelet %v did not exit within a minute", args)
-	}
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("kubelet %v: %v", args, err)
-		}
-	}
-	return string(out), err != nil
-}
-
-func TestVersion(t *testing.T) {
-	out, failed := runKubelet(t, "--version")
-	if failed {
-		t.Fatalf("kubelet --version failed:\n%s", out)
-	}
 	// make KUBE_VERSION=v1.37.2 test builds and tests another release.
-	release := os.Getenv("EVM_KUBE_VERSION")
-	if release == "" {
-		release = "v1.37.0"
-	}
-	re := regexp.MustCompile(`^Kubernetes ` + regexp.QuoteMeta(release) + `-evm\.[0-9]+\+[0-9a-f]{12}(-dirty)?\n$`)
-	if !re.MatchString(out) {
-		t.Errorf("kubelet --version = %q, want %s with the evm suffix (%s)", out, release, re)
-	}
-}
-
-func TestHelpListsTheGate(t *testing.T) {
-	out, failed := runKubelet(t, "--help")
-	if failed {
-		t.Fatalf("kubelet --help failed:\n%s", out)
-	}
-	if want := "EventedVolumeManager=true|false (ALPHA - default=false)"; !strings.Contains(out, want) {
-		t.Errorf("kubelet --help does not list %q", want)
-	}
-}
-
-// TestGateIsAccepted enables the gate from the command line and from a
-// KubeletConfiguration file. Each configuration also carries one invalid
-// field, so the kubelet stops at validation, which it reaches only after the
-// gates were set; the effective configuration it logs on the way shows the
-// gate on. An unknown gate, the control, stops it earlier.
-func TestGateIsAccepted(t *testing.T) {
-	const invalidField = "eventRecordQPS: -1\n"
-	const validationError = "eventRecordQPS"
-	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-
-	tests := []struct {
-		name       string
-		config     string
-		flags      []string
-		wantOutput []string
-		wantAbsent []string
+	release := regexp.QuoteMeta(cmp.Or(os.Getenv("EVM_KUBE_VERSION"), "v1.37.0"))
+	const config = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\neventRecordQPS: -1\n"
+	const refused = "unrecognized feature gate"
+	for _, tc := range []struct {
+		name, config string
+		flags        []string
+		fails        bool
+		want         []string // regular expressions; refused must not match unless one of them has it
 	}{
-		{
-			name:       "config file",
-			config:     header + "featureGates:\n  EventedVolumeManager: true\n" + invalidField,
-			wantOutput: []string{"EventedVolumeManager: true", validationError},
-			wantAbsent: []string{"unrecognized feature gate"},
-		},
-		{
-			name:       "command line",
-			config:     header + invalidField,
-			flags:      []string{"--feature-gates=EventedVolumeManager=true"},
-			wantOutput: []string{"EventedVolumeManager: true", validationError},
-			wantAbsent: []string{"unrecognized feature gate"},
-		},
-		{
-			name:       "gate off in the config file",
-			config:     header + "featureGates:\n  EventedVolumeManager: false\n" + invalidField,
-			wantOutput: []string{"EventedVolumeManager: false", validationError},
-			wantAbsent: []string{"unrecognized feature gate"},
-		},
-		{
-			name:       "control: an unknown gate is refused",
-			config:     header + "featureGates:\n  EventedVolumeManagerTypo: true\n" + invalidField,
-			wantOutput: []string{"unrecognized feature gate: EventedVolumeManagerTypo"},
-		},
-	}
-	for _, tc := range tests {
+		{name: "version", flags: []string{"--version"}, want: []string{`^Kubernetes ` + release + `-evm\.[0-9]+\+[0-9a-f]{12}(-dirty)?\n$`}},
+		{name: "help lists the gate", flags: []string{"--help"}, want: []string{regexp.QuoteMeta("EventedVolumeManager=true|false (ALPHA - default=false)")}},
+		{name: "gate on in the config file", config: config + "featureGates:\n  EventedVolumeManager: true\n", fails: true,
+			want: []string{"EventedVolumeManager: true", "eventRecordQPS"}},
+		{name: "gate on from the command line", config: config, flags: []string{"--feature-gates=EventedVolumeManager=true"}, fails: true,
+			want: []string{"EventedVolumeManager: true", "eventRecordQPS"}},
+		{name: "gate off in the config file", config: config + "featureGates:\n  EventedVolumeManager: false\n", fails: true,
+			want: []string{"EventedVolumeManager: false", "eventRecordQPS"}},
+		{name: "control: an unknown gate is refused", config: config + "featureGates:\n  EventedVolumeManagerTypo: true\n", fails: true,
+			want: []string{refused + ": EventedVolumeManagerTypo"}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "config.yaml")
-			if err := os.WriteFile(cfg, []byte(tc.config), 0o600); err != nil {
-				t.Fatal(err)
+			args := tc.flags
+			if tc.config != "" {
+				dir := t.TempDir()
+				cfg := filepath.Join(dir, "config.yaml")
+				if err := os.WriteFile(cfg, []byte(tc.config), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append([]string{"--config", cfg, "--root-dir", filepath.Join(dir, "root"), "--cert-dir", filepath.Join(dir, "pki")}, args...)
 			}
-			args := append([]string{"--config", cfg, "--root-dir", filepath.Join(dir, "root"), "--cert-dir", filepath.Join(dir, "pki")}, tc.flags...)
-			out, failed := runKubelet(t, args...)
-			if !failed {
-				t.Fatalf("kubelet %v succeeded; the invalid field should have stopped it:\n%s", args, out)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+			var exit *exec.ExitError
+			if ctx.Err() != nil || err != nil && !errors.As(err, &exit) {
+				t.Fatalf("kubelet %v: %v (%v)", args, err, ctx.Err())
 			}
-			for _, want := range tc.wantOutput {
-				if !strings.Contains(out, want) {
-					t.Errorf("output does not contain %q:\n%s", want, out)
+			if failed := err != nil; failed != tc.fails {
+				t.Errorf("kubelet %v failed: %t, want %t:\n%s", args, failed, tc.fails, out)
+			}
+			for _, want := range tc.want {
+				if !regexp.MustCompile(want).Match(out) {
+					t.Errorf("kubelet %v printed no match for %s:\n%s", args, want, out)
 				}
 			}
-			for _, absent := range tc.wantAbsent {
-				if strings.Contains(out, absent) {
-					t.Errorf("output contains %q:\n%s", absent, out)
-				}
+			if !strings.Contains(strings.Join(tc.want, ""), refused) && strings.Contains(string(out), refused) {
+				t.Errorf("kubelet %v printed %q:\n%s", args, refused, out)
 			}
 		})
 	}

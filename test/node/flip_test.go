@@ -215,6 +215,16 @@ func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time
 			what, reconstructed, failed, len(onDisk))
 	}
 	checkMode(t, n, f.gate)
+	// The series' kubelet says so in its version (make's -evm suffix).
+	versions := metrics(t, n).ByLabel("kubernetes_build_info", "git_version")
+	if len(versions) != 1 {
+		t.Fatalf("%s: kubernetes_build_info has versions %v, want one", what, versions)
+	}
+	for v := range versions {
+		if strings.Contains(v, "-evm") == f.stock {
+			t.Errorf("%s: the kubelet runs version %s", what, v)
+		}
+	}
 	return took
 }
 

@@ -106,7 +106,7 @@ func startCluster(t *testing.T, options ...func(*node.Options)) *cluster.Cluster
 	n := startRuntime(t, options...)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, n, cluster.Options{})
+	c, err := cluster.Start(ctx, n)
 	if err != nil {
 		t.Fatalf("starting the cluster: %v", err)
 	}

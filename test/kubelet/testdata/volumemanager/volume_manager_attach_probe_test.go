@@ -18,9 +18,8 @@ package volumemanager
 
 import (
 	"context"
-	"os"
+	"flag"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -33,9 +32,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// attachProbeEnv sets the rounds of TestControllerAttachLatencySideBySide,
-// 5 without it.
-const attachProbeEnv = "VOLUME_MANAGER_ATTACH_PROBE"
+var attachProbeRounds = flag.Int("attach-probe-rounds", 5, "rounds of TestControllerAttachLatencySideBySide")
 
 // nodeStatusUpdatePeriod is the kubelet's default nodeStatusUpdateFrequency:
 // a volume that waited for the next periodic node status update, or for
@@ -54,12 +51,9 @@ const nodeStatusUpdatePeriod = 10 * time.Second
 // to verify the attach and then mount). It takes about 8 s per round; make
 // bench runs it.
 func TestControllerAttachLatencySideBySide(t *testing.T) {
-	rounds := 5
-	if env := os.Getenv(attachProbeEnv); env != "" {
-		var err error
-		if rounds, err = strconv.Atoi(env); err != nil || rounds < 1 {
-			t.Fatalf("%s=%q: want a number of rounds", attachProbeEnv, env)
-		}
+	rounds := *attachProbeRounds
+	if rounds < 1 {
+		t.Fatalf("-attach-probe-rounds=%d: want 1 or more", rounds)
 	}
 	p50 := map[string]time.Duration{}
 	for _, mode := range []struct {

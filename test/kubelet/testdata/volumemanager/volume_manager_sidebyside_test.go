@@ -19,13 +19,12 @@ package volumemanager
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,23 +59,28 @@ import (
 	"k8s.io/mount-utils"
 )
 
-// sideBySideEnv configures TestVolumeManagerSideBySide, for example
-// "pods=110,volumes=4,idle=30s,out=/tmp/result.json". Without it the test is
-// skipped: it takes minutes, and it measures rather than asserts.
-const sideBySideEnv = "VOLUME_MANAGER_SIDE_BY_SIDE"
+// The side-by-side benchmark's workload, which make bench sets:
+//
+//	go test -run '^TestVolumeManagerSideBySide$' . -args -side-by-side-out=/tmp/result.json -side-by-side-pods=110
+//
+// Without -side-by-side-out TestVolumeManagerSideBySide is skipped: it takes
+// minutes, and it measures rather than asserts.
+var (
+	sideBySideOut     = flag.String("side-by-side-out", "", "where TestVolumeManagerSideBySide writes its JSON results; empty skips it")
+	sideBySidePods    = flag.Int("side-by-side-pods", 110, "pods running through the idle window")
+	sideBySideVolumes = flag.Int("side-by-side-volumes", 4, "volumes per pod: emptyDir, hostPath, downwardAPI, projected, in turn")
+	sideBySideIdle    = flag.Duration("side-by-side-idle", 30*time.Second, "the idle window")
+)
 
-// sideBySideConfig is the workload. sideBySideEnv sets pods, volumes, idle
-// and out; the rest are parseSideBySide's defaults.
+// sideBySideConfig is the workload: the flags' and the rest.
 type sideBySideConfig struct {
-	Pods    int           // pods running through the idle window
-	Volumes int           // volumes per pod: emptyDir, hostPath, downwardAPI, projected, in turn
-	Idle    time.Duration // the idle window
-	Singles int           // pods added (and later removed) one at a time
-	Gap     time.Duration // time between single pods
-	Slow    int           // pods added one at a time, SlowGap apart
-	SlowGap time.Duration // time between slow single pods
-	Burst   int           // pods added at once
-	Out     string        // where to write the JSON results
+	Pods, Volumes int
+	Idle          time.Duration
+	Singles       int           // pods added (and later removed) one at a time
+	Gap           time.Duration // time between single pods
+	Slow          int           // pods added one at a time, SlowGap apart
+	SlowGap       time.Duration // time between slow single pods
+	Burst         int           // pods added at once
 	// Resync is the kubelet's pod resync interval: every running pod is
 	// ReprocessPod'd and waited on (WaitForAttachAndMount) every Resync to
 	// 1.5 Resync, jittered as the pod workers do. Zero turns it off.
@@ -90,12 +94,10 @@ type SideBySideMode struct {
 	Pods    int  `json:"pods"`
 	Volumes int  `json:"volumes"`
 	// Idle window.
-	IdleSeconds          float64   `json:"idleSeconds"`
-	PopulatorIterations  int64     `json:"populatorIterations"`
-	ReconcilerIterations int64     `json:"reconcilerIterations"`
-	IdleCPUSeconds       float64   `json:"idleCPUSeconds"`
-	PopulatorPerSecond   []float64 `json:"populatorPerSecond"`
-	ReconcilerPerSecond  []float64 `json:"reconcilerPerSecond"`
+	IdleSeconds          float64 `json:"idleSeconds"`
+	PopulatorIterations  int64   `json:"populatorIterations"`
+	ReconcilerIterations int64   `json:"reconcilerIterations"`
+	IdleCPUSeconds       float64 `json:"idleCPUSeconds"`
 	// Latencies in seconds.
 	MountSingle []float64 `json:"mountSingle"`
 	// MountSlow are single pods SlowGap apart: a quieter node.
@@ -114,33 +116,6 @@ type SideBySideMode struct {
 	IdlePasses map[string]float64 `json:"idlePasses,omitempty"`
 }
 
-func parseSideBySide(spec string) (sideBySideConfig, error) {
-	c := sideBySideConfig{Pods: 110, Volumes: 4, Idle: 30 * time.Second, Singles: 30, Gap: 500 * time.Millisecond, Slow: 10, SlowGap: 2 * time.Second, Burst: 50, Resync: time.Minute}
-	for _, kv := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return c, fmt.Errorf("%q is not key=value", kv)
-		}
-		var err error
-		switch k {
-		case "pods":
-			c.Pods, err = strconv.Atoi(v)
-		case "volumes":
-			c.Volumes, err = strconv.Atoi(v)
-		case "idle":
-			c.Idle, err = time.ParseDuration(v)
-		case "out":
-			c.Out = v
-		default:
-			err = fmt.Errorf("unknown key %q", k)
-		}
-		if err != nil {
-			return c, err
-		}
-	}
-	return c, nil
-}
-
 // TestVolumeManagerSideBySide measures a real volume manager, with real
 // emptyDir, hostPath, downwardAPI and projected plugins on disk and a fake
 // mounter, with the EventedVolumeManager gate off and then on, in one run:
@@ -148,14 +123,11 @@ func parseSideBySide(spec string) (sideBySideConfig, error) {
 // a burst, and WaitForUnmount latency.
 // make bench runs it and turns the results into tables and charts.
 func TestVolumeManagerSideBySide(t *testing.T) {
-	spec := os.Getenv(sideBySideEnv)
-	if spec == "" {
-		t.Skipf("set %s (for example pods=110,volumes=4,idle=30s) to run; make bench does", sideBySideEnv)
+	if *sideBySideOut == "" {
+		t.Skip("set -side-by-side-out to run it; make bench does")
 	}
-	cfg, err := parseSideBySide(spec)
-	if err != nil {
-		t.Fatalf("%s: %v", sideBySideEnv, err)
-	}
+	cfg := sideBySideConfig{Pods: *sideBySidePods, Volumes: *sideBySideVolumes, Idle: *sideBySideIdle,
+		Singles: 30, Gap: 500 * time.Millisecond, Slow: 10, SlowGap: 2 * time.Second, Burst: 50, Resync: time.Minute}
 	var results []SideBySideMode
 	for _, gate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gate=%v", gate), func(t *testing.T) {
@@ -167,14 +139,12 @@ func TestVolumeManagerSideBySide(t *testing.T) {
 				1000*median(r.MountSingle), cfg.Gap, 1000*median(r.MountSlow), cfg.SlowGap, 1000*median(r.MountBurst), 1000*median(r.Unmount))
 		})
 	}
-	if cfg.Out != "" {
-		data, err := json.MarshalIndent(results, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cfg.Out, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	data, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(*sideBySideOut, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -319,21 +289,12 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 	}()
 	defer func() { cancel(); <-resyncDone }() // before the deferred waits for the volume manager
 
-	// Idle window, sampled every second.
+	// The idle window.
 	time.Sleep(3 * time.Second) // let both modes settle
 	popBefore, rcBefore, cpuBefore := podManager.calls.Load(), reconcilerIterations.Load(), cpuSeconds(t)
 	resyncsBefore, passesBefore := resyncs.Load(), loopPasses(t, gate)
 	start := time.Now()
-	lastPop, lastRC := popBefore, rcBefore
-	ticker := time.NewTicker(time.Second)
-	for time.Since(start) < cfg.Idle {
-		<-ticker.C
-		p, c := podManager.calls.Load(), reconcilerIterations.Load()
-		r.PopulatorPerSecond = append(r.PopulatorPerSecond, float64(p-lastPop))
-		r.ReconcilerPerSecond = append(r.ReconcilerPerSecond, float64(c-lastRC))
-		lastPop, lastRC = p, c
-	}
-	ticker.Stop()
+	time.Sleep(cfg.Idle)
 	r.IdleSeconds = time.Since(start).Seconds()
 	r.IdleCPUSeconds = cpuSeconds(t) - cpuBefore
 	r.PopulatorIterations = podManager.calls.Load() - popBefore

@@ -42,16 +42,19 @@ func TestExitAfter(t *testing.T) {
 	}
 }
 
+// TestExitingPodManifest belongs with pkg/node's TestPodManifest: the
+// exiting pods' one container sleeps and exits on its own, with restartPolicy
+// Never, which the idle pods do not set.
 func TestExitingPodManifest(t *testing.T) {
 	var pod struct {
 		Spec struct {
-			RestartPolicy string `json:"restartPolicy"`
+			RestartPolicy string
 			Containers    []struct {
-				Name    string   `json:"name"`
-				Command []string `json:"command"`
-			} `json:"containers"`
-			Volumes []map[string]any `json:"volumes"`
-		} `json:"spec"`
+				Name    string
+				Command []string
+			}
+			Volumes []any
+		}
 	}
 	if err := yaml.Unmarshal([]byte(node.ExitingPodManifest("x-001", "/srv/host", 3250*time.Millisecond)), &pod); err != nil {
 		t.Fatal(err)
@@ -106,11 +109,11 @@ func TestParseInspect(t *testing.T) {
 		t.Fatalf("one container: %+v, %v", got, err)
 	}
 	wantAt := time.Date(2026, 11, 26, 10, 0, 5, 123456789, time.UTC)
-	if c := got[0]; c.podUID != "uid-1" || c.state != "CONTAINER_EXITED" || c.exitCode != 0 || !c.finishedAt.Equal(wantAt) {
+	if c := got[0]; c.podUID() != "uid-1" || c.Status.State != "CONTAINER_EXITED" || c.Status.ExitCode != 0 || !c.Status.FinishedAt.Equal(wantAt) {
 		t.Errorf("one container = %+v, want uid-1 exited 0 at %v", c, wantAt)
 	}
 	got, err = parseInspect([]byte(two))
-	if err != nil || len(got) != 2 || got[1].podUID != "uid-2" || got[1].state != "CONTAINER_RUNNING" || !got[0].finishedAt.Equal(wantAt) {
+	if err != nil || len(got) != 2 || got[1].podUID() != "uid-2" || got[1].Status.State != "CONTAINER_RUNNING" || !got[0].Status.FinishedAt.Equal(wantAt) {
 		t.Errorf("two containers: %+v, %v", got, err)
 	}
 	if _, err := parseInspect([]byte("FATA[0000] no such container")); err == nil {

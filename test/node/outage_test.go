@@ -1,0 +1,148 @@
+/*
+Copyright 2026 The Kubernetes Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package node_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/node"
+)
+
+// outageWindow is how long kube-apiserver is down, and how long each of the
+// request rates around the outage is measured.
+const outageWindow = 30 * time.Second
+
+// outageRates are the kubelet's API requests per second around an outage:
+// attempts by its own client (rest_client_requests_total) in the window
+// before the outage, during it and after it, and the most requests the API
+// server received from the kubelet within any second after it returned.
+type outageRates struct {
+	before, during, after float64
+	peakAfter             int
+}
+
+// TestAPIServerOutage stops kube-apiserver for 30 s on a cluster node, gate
+// off and on, right after CSI pods were created and others deleted. While it
+// is gone the kubelet must not spin, and when it returns it must not flood
+// it: with the gate on, the kubelet's request rate during and after the
+// outage and its busiest second after it stay within what upstream's
+// kubelet does (gate off) plus a margin. Every pod created mounts its
+// volume, every pod deleted has its directory removed and its volume
+// detached, and nothing is left mounted.
+func TestAPIServerOutage(t *testing.T) {
+	requireCluster(t)
+	rates := map[bool]outageRates{}
+	for _, gate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) {
+			rates[gate] = testAPIServerOutage(t, gate)
+		})
+	}
+	off, on := rates[false], rates[true]
+	if t.Failed() {
+		return
+	}
+	within := func(on, off, slack float64) bool { return on <= max(1.5*off, off+slack) }
+	if !within(on.during, off.during, 1) || !within(on.after, off.after, 1) || !within(float64(on.peakAfter), float64(off.peakAfter), 10) {
+		t.Errorf("gate on, the kubelet's requests around the outage exceed upstream's: %+v, gate off %+v", on, off)
+	}
+}
+
+func testAPIServerOutage(t *testing.T, gate bool) outageRates {
+	c := startCluster(t, func(o *node.Options) { o.Gate = gate })
+	n := c.Node()
+	ctx := t.Context()
+	uids := map[string]string{}
+	for i := range 4 {
+		name := fmt.Sprintf("kept-%d", i)
+		_, uids[name] = apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
+	}
+	requests := func() float64 { return metrics(t, n).Sum("rest_client_requests_total") }
+	var r outageRates
+	r0 := requests()
+	time.Sleep(outageWindow)
+	r.before = (requests() - r0) / outageWindow.Seconds()
+
+	// Work the API server's return must finish: two pods created and two
+	// deleted just before it goes.
+	created, deleted := []string{"new-0", "new-1"}, []string{"kept-0", "kept-1"}
+	for _, name := range created {
+		if _, err := c.CreateAPIPod(ctx, cluster.APIPod{Name: name, CSI: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range deleted {
+		if err := c.DeleteAPIPod(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r0 = requests()
+	c.StopAPIServer()
+	time.Sleep(outageWindow)
+	r.during = (requests() - r0) / outageWindow.Seconds()
+	back := time.Now()
+	if err := c.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r0 = requests()
+	time.Sleep(outageWindow)
+	r.after = (requests() - r0) / outageWindow.Seconds()
+	reqs, err := c.KubeletAPIRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]cluster.APIRequest, len(reqs))
+	for i, q := range reqs {
+		q.Key = "all"
+		all[i] = q
+	}
+	r.peakAfter = cluster.CountAPIRequests(all, back, back.Add(outageWindow)).MaxInSecond["all"]
+	t.Logf("the kubelet's API requests per second: %.2f before the outage, %.2f during it, %.2f in the %v after it; at most %d in any second after it",
+		r.before, r.during, r.after, outageWindow, r.peakAfter)
+
+	for _, name := range created {
+		cid, uid := apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
+		uids[name] = uid
+		if got, err := n.Exec(ctx, cid, "sh", "-c", "echo "+name+" > /csi/file && cat /csi/file"); err != nil || got != name {
+			t.Errorf("%s's CSI volume after the outage: %q, %v", name, got, err)
+		}
+	}
+	gone := func(names ...string) {
+		for _, name := range names {
+			eventually(t, 2*time.Minute, name+"'s directory is removed and its volume detached", func() (bool, error) {
+				_, err := os.Stat(n.PodDir(uids[name]))
+				return os.IsNotExist(err) && !c.Attacher().Times(cluster.PVName(name)).Detached.IsZero(), nil
+			})
+		}
+	}
+	gone(deleted...)
+	rest := []string{"kept-2", "kept-3", "new-0", "new-1"}
+	for _, name := range rest {
+		if err := c.DeleteAPIPod(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone(rest...)
+	if left := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods"), filepath.Join(n.KubeletRoot(), "plugins", "kubernetes.io", "csi")); len(left) > 0 {
+		t.Errorf("mounts left after every pod was deleted: %v", left)
+	}
+	return r
+}
