@@ -17,7 +17,7 @@
 #                   the gate flipped off, on and off with CSI volumes
 #                   attached (TestClusterGateFlip), and kube-apiserver
 #                   stopped for 30 s while CSI pods come and go
-#                   (TestAPIServerOutage).
+#                   (TestAPIOutage).
 #
 # Needs root. Each test restores the host when it stops, and checks that it
 # did: sysctls, fixed host paths, mounts, cgroups, processes. go test's

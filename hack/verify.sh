@@ -93,13 +93,10 @@ churn() {
 check_commit() {
   local commit pkgs out start=${SECONDS}
   commit=$(git log -1 --format='%h %s')
-  pkgs=$(git diff --name-only --diff-filter=ACMR HEAD^ HEAD -- '*.go' | grep -v '/testdata/' |
-    xargs -r -n1 dirname | LC_ALL=C sort -u | sed 's|^|./|')
-  # shellcheck disable=SC2086 # one argument per package
+  mapfile -t pkgs < <(changed_packages HEAD^..HEAD .)
   if out=$(CGO_ENABLED=0 go build -trimpath -buildvcs=false -o /dev/null ./cmd/kubelet 2>&1 &&
-    { [ -z "${pkgs}" ] || CGO_ENABLED=0 go vet -trimpath -buildvcs=false ${pkgs} 2>&1; }); then
-    pkgs=${pkgs//$'\n'/ }
-    echo "    ok    ${commit} ($(( SECONDS - start ))s; vet: ${pkgs:-no package})"
+    { [ "${#pkgs[@]}" = 0 ] || CGO_ENABLED=0 go vet -trimpath -buildvcs=false "${pkgs[@]}" 2>&1; }); then
+    echo "    ok    ${commit} ($(( SECONDS - start ))s; vet: ${pkgs[*]:-no package})"
   else
     echo "    FAIL  ${commit}"
     printf '%s\n' "${out}" | tail -30 | sed 's/^/          /'
@@ -222,7 +219,7 @@ else
   : >"${failed}"
   git -C "${wt}" checkout -q --detach "${head}"
   # shellcheck disable=SC2016 # the exec's sh expands EACH_COMMIT
-  EACH_COMMIT="$(declare -f check_commit); check_commit" EACH_COMMIT_FAILED="${failed}" \
+  EACH_COMMIT="$(declare -f check_commit changed_packages holds_go); check_commit" EACH_COMMIT_FAILED="${failed}" \
     git -C "${wt}" rebase --quiet --exec 'bash -c "${EACH_COMMIT}"' "${KUBE_VERSION}" 2>"${log}" || {
     cat "${log}" >&2
     git -C "${wt}" rebase --abort >/dev/null 2>&1 || true

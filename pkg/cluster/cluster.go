@@ -96,6 +96,11 @@ func Start(ctx context.Context, n *node.Node) (*Cluster, error) {
 	if err := Preflight(filepath.Dir(n.Bin())); err != nil {
 		return nil, err
 	}
+	// The kubelet's plugin watcher finds the CSI driver by a unix socket
+	// under its root directory, and a socket's path has at most 107 bytes.
+	if sock := filepath.Join(n.KubeletRoot(), "plugins_registry", CSIDriverName+"-reg.sock"); len(sock) > 107 {
+		return nil, fmt.Errorf("the node's work directory %s is too long for the CSI driver's registration socket (%d bytes, at most 107): use a shorter one", n.Work(), len(sock))
+	}
 	c := &Cluster{node: n}
 	n.OnStop(c.stop)
 	if err := c.startControlPlane(ctx); err != nil {

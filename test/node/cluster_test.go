@@ -65,16 +65,22 @@ func mountID(t *testing.T, path string) string {
 // apiPodRunning creates an API pod and waits until its container runs.
 func apiPodRunning(t *testing.T, c *cluster.Cluster, p cluster.APIPod) (cid, uid string) {
 	t.Helper()
-	n := c.Node()
 	if _, err := c.CreateAPIPod(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, p.Name+"'s container runs", func() (bool, error) {
+	return waitAPIPodRunning(t, c, p.Name)
+}
+
+// waitAPIPodRunning waits until an API pod's container runs.
+func waitAPIPodRunning(t *testing.T, c *cluster.Cluster, name string) (cid, uid string) {
+	t.Helper()
+	n := c.Node()
+	eventually(t, 2*time.Minute, name+"'s container runs", func() (bool, error) {
 		var err error
-		cid, err = n.RunningContainer(t.Context(), p.Name, "bb")
+		cid, err = n.RunningContainer(t.Context(), name, "bb")
 		return cid != "", err
 	})
-	uid, err := c.APIPodUID(t.Context(), p.Name)
+	uid, err := c.APIPodUID(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ type outageRates struct {
 	peakAfter             int
 }
 
-// TestAPIServerOutage stops kube-apiserver for 30 s on a cluster node, gate
+// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, gate
 // off and on, right after CSI pods were created and others deleted. While it
 // is gone the kubelet must not spin, and when it returns it must not flood
 // it: with the gate on, the kubelet's request rate during and after the
@@ -48,12 +48,12 @@ type outageRates struct {
 // kubelet does (gate off) plus a margin. Every pod created mounts its
 // volume, every pod deleted has its directory removed and its volume
 // detached, and nothing is left mounted.
-func TestAPIServerOutage(t *testing.T) {
+func TestAPIOutage(t *testing.T) {
 	requireCluster(t)
 	rates := map[bool]outageRates{}
 	for _, gate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) {
-			rates[gate] = testAPIServerOutage(t, gate)
+			rates[gate] = testAPIOutage(t, gate)
 		})
 	}
 	off, on := rates[false], rates[true]
@@ -66,7 +66,7 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 }
 
-func testAPIServerOutage(t *testing.T, gate bool) outageRates {
+func testAPIOutage(t *testing.T, gate bool) outageRates {
 	c := startCluster(t, func(o *node.Options) { o.Gate = gate })
 	n := c.Node()
 	ctx := t.Context()
@@ -119,7 +119,7 @@ func testAPIServerOutage(t *testing.T, gate bool) outageRates {
 		r.before, r.during, r.after, outageWindow, r.peakAfter)
 
 	for _, name := range created {
-		cid, uid := apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
+		cid, uid := waitAPIPodRunning(t, c, name)
 		uids[name] = uid
 		if got, err := n.Exec(ctx, cid, "sh", "-c", "echo "+name+" > /csi/file && cat /csi/file"); err != nil || got != name {
 			t.Errorf("%s's CSI volume after the outage: %q, %v", name, got, err)
