@@ -52,7 +52,7 @@ node-deps: assemble
 node-smoke: kubelet node-deps
 	@EVM_NODE=smoke hack/node-test.sh
 
-## node-test: the real-node tests: smoke, the runtime killed 10 times, kubelet restart, churn flood, gate flips, binary swap to upstream's kubelet and back (root)
+## node-test: the real-node tests: smoke, the runtime killed 10 times, kubelet restart, churn floods (100 pods; 250 with 125 exiting), gate flips, binary swap to upstream's kubelet and back (root)
 node-test: kubelet kubelet-stock node-deps
 	@EVM_NODE=full hack/node-test.sh
 

@@ -5,7 +5,9 @@
 #   EVM_NODE=full   every test (make node-test): a smoke pod, the runtime
 #                   killed and restarted ten times (five on CRI-O), a kubelet
 #                   restart that must reconstruct its volumes, 100 pods added
-#                   and deleted at once, the gate flipped four times with
+#                   and deleted at once, 250 pods of which 125 exit on
+#                   their own beside 125 deletions (TestChurnWithExits), the
+#                   gate flipped four times with
 #                   32 pods running (TestGateFlip), and the kubelet's binary
 #                   swapped from upstream's (make kubelet-stock) to the
 #                   series' and back (TestBinarySwap)
@@ -28,7 +30,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mode="${EVM_NODE:-full}"
 require_root "the real-node tests" "they run containerd, runc and a kubelet"
 case "${mode}" in
-  full) about="gate on; about 2 minutes" ;;
+  full) about="gate on; about 10 minutes" ;;
   cluster) about="gate off, then on; about $([ "${EVM_TOKEN_ROTATION:-}" = false ] && echo 6 || echo 15) minutes" ;;
   *) about="gate on; about 10 seconds" ;;
 esac

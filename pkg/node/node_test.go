@@ -113,7 +113,7 @@ func TestShareOf(t *testing.T) {
 	}
 }
 
-func TestProcessCPUAndStartTime(t *testing.T) {
+func TestProcessCPUStartTimeAndRSS(t *testing.T) {
 	cpu, err := ProcessCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +135,17 @@ func TestProcessCPUAndStartTime(t *testing.T) {
 	}
 	if _, err := startTime(-1); err == nil {
 		t.Error("a missing process gave no start time error")
+	}
+	// The test binary holds at least the 16 MiB it allocates here.
+	held := make([]byte, 16<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	if rss, err := ProcessRSS(os.Getpid()); err != nil || rss < int64(len(held)) || rss > 1<<34 {
+		t.Errorf("ProcessRSS(self) = %d, %v", rss, err)
+	}
+	if _, err := ProcessRSS(-1); err == nil {
+		t.Error("a missing process gave no RSS error")
 	}
 }
 

@@ -94,3 +94,19 @@ func (n *Node) RuntimeCPU() (time.Duration, error) {
 	}
 	return ProcessCPU(pid)
 }
+
+// ProcessRSS is a process's resident set size, in bytes (VmRSS in
+// /proc/<pid>/status).
+func ProcessRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
+			return v << 10, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+}

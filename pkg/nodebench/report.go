@@ -192,6 +192,25 @@ func median(of samples, scale float64) func(modes []Mode) float64 {
 	return func(modes []Mode) float64 { return scale * bench.Median(pooled(modes, of)) }
 }
 
+// memoryFigures are the kubelet's memory after the idle windows, median of
+// rounds; results from before they were measured have none.
+func memoryFigures() []figure {
+	of := func(v func(m Mode) float64) samples {
+		return func(m Mode) []float64 {
+			if v(m) == 0 {
+				return nil
+			}
+			return []float64{v(m)}
+		}
+	}
+	return []figure{
+		{name: "kubelet RSS after the idle windows", unit: "MiB", lowerWins: true, optional: true,
+			value: median(of(func(m Mode) float64 { return m.KubeletRSSMiB }), 1)},
+		{name: "kubelet Go heap in use after the idle windows", unit: "MiB", lowerWins: true, optional: true,
+			value: median(of(func(m Mode) float64 { return m.KubeletHeapMiB }), 1)},
+	}
+}
+
 // standaloneFigures are the rows of a standalone node's table.
 func standaloneFigures(r Result) []figure {
 	rt, gap, pods := r.On[0].RuntimeName(), r.On[0].GapSeconds, r.On[0].Pods
@@ -202,6 +221,7 @@ func standaloneFigures(r Result) []figure {
 			value: median(profiled(func(m Mode) float64 { return m.VolumeManagerCPUSeconds / m.ProfileCPUSeconds }), 100)},
 		{name: "volume manager CPU (pprof)", unit: "CPU-s/min", lowerWins: true, value: median(vmCPU, 1)},
 	}
+	fs = append(fs, memoryFigures()...)
 	for _, loop := range loops {
 		fs = append(fs, figure{name: fmt.Sprintf("idle %s iterations", shortLoop(loop)), unit: "/min", lowerWins: true,
 			value: func(modes []Mode) float64 {
@@ -258,6 +278,7 @@ func clusterFigures(r Result) []figure {
 	} {
 		fs = append(fs, figure{name: f.name, unit: "CPU-s/min", lowerWins: true, value: nearestMedian(f.of)})
 	}
+	fs = append(fs, memoryFigures()...)
 	// Gate off, upstream's loops count no passes.
 	for _, loop := range loops {
 		for _, kind := range []struct{ label, offNote string }{{"full", "600 (polls every 100 ms)"}, {"partial", "0 (every poll is full)"}} {

@@ -193,6 +193,16 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	idleTo := time.Now()
 	iters, passes := loopCounts(ctx, n)
 	m.Iterations, m.Passes = minus(iters, itersBefore), minus(passes, passesBefore)
+	rss, err := node.ProcessRSS(n.KubeletPID())
+	if err != nil {
+		return m, err
+	}
+	metrics, err := n.Metrics(ctx)
+	if err != nil {
+		return m, err
+	}
+	m.KubeletRSSMiB, m.KubeletHeapMiB = float64(rss)/(1<<20), metrics.Sum("go_memstats_heap_inuse_bytes")/(1<<20)
+	logf("after the idle windows: kubelet RSS %.1f MiB, Go heap in use %.1f MiB", m.KubeletRSSMiB, m.KubeletHeapMiB)
 
 	logf("profiling the kubelet for %v", o.Profile)
 	prof, err := n.Profile(ctx, o.Profile)

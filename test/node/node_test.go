@@ -567,20 +567,43 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 }
 
 // TestChurnFlood adds 100 pods at once and then deletes them all at once: a
-// flood of container starts and stops on the runtime's event stream. No
-// mount or unmount may be lost: every pod's volume wait ends, every deleted
-// pod's volumes are unmounted and its directory removed, and nothing stays
-// mounted under the kubelet's pods. On CRI-O the events it dropped, if any,
-// are read from its own metric.
+// flood of container starts and stops on the runtime's event stream.
+// churnFlood says what must hold.
 func TestChurnFlood(t *testing.T) {
 	require(t, false)
-	n := startNode(t)
+	churnFlood(t, startNode(t), 100, 0)
+}
+
+// TestChurnWithExits runs 250 pods, maxPods raised: 125 that run until their
+// manifests are removed, all at once, and 125 with restartPolicy Never whose
+// containers exit on their own 30 to 90 s after they start, beside those
+// deletions. churnFlood says what must hold.
+func TestChurnWithExits(t *testing.T) {
+	require(t, false)
+	churnFlood(t, startNode(t, func(o *node.Options) { o.MaxPods = 260 }), 125, 125)
+}
+
+// churnFlood adds pods pods and exiting exiting pods at once, waits until
+// the pods run, and deletes them all at once; then it deletes the exiting
+// pods too. No mount or unmount may be lost: every pod's volume wait ends,
+// every pod's volumes are unmounted and its directory removed, and nothing
+// stays mounted under the kubelet's pods. On CRI-O the events it dropped, if
+// any, are read from its own metric.
+func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
+	t.Helper()
 	waitForStream(t, n)
-	const pods = 100
 	names := make([]string, pods)
 	for i := range names {
 		names[i] = fmt.Sprintf("flood-%03d", i)
 		if err := n.AddPod(names[i], node.PodManifest(names[i], n.HostPathDir(), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exits := make([]string, exiting)
+	for i := range exits {
+		exits[i] = fmt.Sprintf("exit-%03d", i)
+		after := 30*time.Second + time.Duration(i)*time.Minute/time.Duration(exiting)
+		if err := n.AddPod(exits[i], node.ExitingPodManifest(exits[i], n.HostPathDir(), after)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -600,6 +623,15 @@ func TestChurnFlood(t *testing.T) {
 				return false, err
 			}
 			uids[name] = uid
+		}
+		for _, name := range exits {
+			if uids[name] == "" {
+				uid, err := n.PodUID(t.Context(), n.PodName(name))
+				if err != nil || uid == "" {
+					return false, err
+				}
+				uids[name] = uid
+			}
 		}
 		return true, nil
 	})
@@ -632,6 +664,38 @@ func TestChurnFlood(t *testing.T) {
 		return true, nil
 	})
 	t.Logf("%d pods' directories removed %v after their manifests were", pods, time.Since(removed).Round(time.Second))
+	if exiting > 0 {
+		eventually(t, 5*time.Minute, "every exiting pod's volumes are unmounted after its exit", func() (bool, error) {
+			waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
+			if err != nil {
+				return false, err
+			}
+			for _, name := range exits {
+				if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
+					return false, fmt.Errorf("%s has no \"All volumes are unmounted\" line", n.PodName(name))
+				}
+				if ms := node.MountsUnder(filepath.Join(n.PodDir(uids[name]), "volumes")); len(ms) > 0 {
+					return false, fmt.Errorf("%s's volumes are still mounted: %v", n.PodName(name), ms)
+				}
+			}
+			return true, nil
+		})
+		t.Logf("%d exiting pods' volumes unmounted, %v after the first manifest was written", exiting, time.Since(added).Round(time.Second))
+		for _, name := range exits {
+			if err := n.RemovePod(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		names = append(names, exits...)
+		eventually(t, 5*time.Minute, "every exited pod's directory is removed", func() (bool, error) {
+			for _, name := range exits {
+				if _, err := os.Stat(n.PodDir(uids[name])); !os.IsNotExist(err) {
+					return false, fmt.Errorf("%s's directory remains", n.PodName(name))
+				}
+			}
+			return true, nil
+		})
+	}
 	// The pod workers' WaitForUnmount and the housekeeping that removes the
 	// pods' directories run independently: wait for the log lines too.
 	eventually(t, 2*time.Minute, "every flood pod's unmount wait ends", func() (bool, error) {
