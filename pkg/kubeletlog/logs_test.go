@@ -23,37 +23,6 @@ import (
 	"time"
 )
 
-func TestParseVolumeWaitsLastSetUp(t *testing.T) {
-	log := strings.Join([]string{
-		`I1125 10:00:00.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
-		`I1125 10:00:00.010000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"kubernetes.io/empty-dir/u-scratch\") pod \"a\" (UID: \"u\") " pod="default/a"`,
-		`I1125 10:00:00.020000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"kubernetes.io/configmap/u-config\") pod \"a\" (UID: \"u\") " pod="default/a"`,
-		`I1125 10:00:00.020300   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/a"`,
-		// Polling: the wait ends at its next 300ms check.
-		`I1125 10:00:01.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/b"`,
-		`I1125 10:00:01.005000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"x\") pod \"b\" (UID: \"v\") " pod="default/b"`,
-		`I1125 10:00:01.300000   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/b"`,
-		// A pod whose volumes were mounted before its wait began.
-		`I1125 10:00:02.000000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"y\") pod \"c\" (UID: \"w\") " pod="default/c"`,
-		`I1125 10:00:02.100000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/c"`,
-		`I1125 10:00:02.100100   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/c"`,
-	}, "\n")
-	w, err := ParseVolumeWaits(strings.NewReader(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]time.Duration{
-		"default/a": 300 * time.Microsecond,
-		"default/b": 295 * time.Millisecond,
-		"default/c": 100 * time.Microsecond,
-	}
-	for pod, d := range want {
-		if got, ok := w.LastSetUp[pod]; !ok || got != d {
-			t.Errorf("%s: last SetUp → mounted %v (%v), want %v", pod, got, ok, d)
-		}
-	}
-}
-
 func TestParseRemounts(t *testing.T) {
 	log := strings.Join([]string{
 		// Before the window: not a sample, though its remount is in it.
@@ -103,6 +72,20 @@ func TestParseVolumeWaits(t *testing.T) {
 		// Across midnight.
 		`I1121 23:59:59.900000   42 volume_manager.go:440] "Waiting for volumes to attach and mount for pod" pod="default/d-node"`,
 		`I1122 00:00:00.100000   42 volume_manager.go:498] "All volumes are attached and mounted for pod" pod="default/d-node"`,
+		// LastSetUp: from the last SetUp before the wait ends, or the
+		// wait's start if that was later.
+		`I1125 10:00:00.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/a"`,
+		`I1125 10:00:00.010000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"kubernetes.io/empty-dir/u-scratch\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:00.020000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"config\" (UniqueName: \"kubernetes.io/configmap/u-config\") pod \"a\" (UID: \"u\") " pod="default/a"`,
+		`I1125 10:00:00.020300   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/a"`,
+		// Polling: the wait ends at its next 300ms check.
+		`I1125 10:00:01.000000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/b"`,
+		`I1125 10:00:01.005000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"x\") pod \"b\" (UID: \"v\") " pod="default/b"`,
+		`I1125 10:00:01.300000   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/b"`,
+		// A pod whose volumes were mounted before its wait began.
+		`I1125 10:00:02.000000   42 operation_generator.go:620] "MountVolume.SetUp succeeded for volume \"scratch\" (UniqueName: \"y\") pod \"c\" (UID: \"w\") " pod="default/c"`,
+		`I1125 10:00:02.100000   42 volume_manager.go:442] "Waiting for volumes to attach and mount for pod" pod="default/c"`,
+		`I1125 10:00:02.100100   42 volume_manager.go:503] "All volumes are attached and mounted for pod" pod="default/c"`,
 	}, "\n")
 	w, err := ParseVolumeWaits(strings.NewReader(log))
 	if err != nil {
@@ -112,6 +95,19 @@ func TestParseVolumeWaits(t *testing.T) {
 		"default/a-node": 250 * time.Millisecond,
 		"default/b-node": 9 * time.Millisecond,
 		"default/d-node": 200 * time.Millisecond,
+		"default/a":      20300 * time.Microsecond,
+		"default/b":      300 * time.Millisecond,
+		"default/c":      100 * time.Microsecond,
+	}
+	wantLastSetUp := map[string]time.Duration{
+		"default/a": 300 * time.Microsecond,
+		"default/b": 295 * time.Millisecond,
+		"default/c": 100 * time.Microsecond,
+	}
+	for pod, d := range wantLastSetUp {
+		if got, ok := w.LastSetUp[pod]; !ok || got != d {
+			t.Errorf("%s: last SetUp → mounted %v (%v), want %v", pod, got, ok, d)
+		}
 	}
 	wantUnmount := map[string]time.Duration{"default/a-node": 100 * time.Millisecond}
 	if at := w.UnmountedAt["default/a-node"]; at.Hour() != 10 || at.Nanosecond() != 100500000 || at.Year() != time.Now().Year() {

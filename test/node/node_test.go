@@ -183,14 +183,7 @@ func addPod(t *testing.T, n *node.Node, name string, annotations map[string]stri
 	if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), annotations)); err != nil {
 		t.Fatal(err)
 	}
-	podName := n.PodName(name)
-	var cid string
-	eventually(t, 2*time.Minute, podName+"'s container runs", func() (bool, error) {
-		var err error
-		cid, err = n.RunningContainer(t.Context(), podName, "bb")
-		return cid != "", err
-	})
-	return podName, cid
+	return podRunning(t, n, name)
 }
 
 // checkVolumes checks what the container sees in each of its volumes, and
@@ -410,7 +403,7 @@ func TestRuntimeRestarts(t *testing.T) {
 		if streams {
 			backs = append(backs, back)
 		}
-		podName, cid := addPodRunning(t, n, name)
+		podName, cid := podRunning(t, n, name)
 		checkVolumes(t, n, podName, cid)
 		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
@@ -502,8 +495,9 @@ func hasUID(lines []string, uid string) bool {
 	return false
 }
 
-// addPodRunning waits until an already added pod's container runs.
-func addPodRunning(t *testing.T, n *node.Node, name string) (string, string) {
+// podRunning waits until an added pod's container runs. It returns the
+// pod's kubelet name and its container's ID.
+func podRunning(t *testing.T, n *node.Node, name string) (string, string) {
 	t.Helper()
 	podName := n.PodName(name)
 	var cid string
