@@ -31,6 +31,8 @@ if [ -n "${NODE_BENCH_SIZES:-}" ]; then
   configs="${configs} at ${NODE_BENCH_SIZES} pods"
 fi
 step "real-node benchmark, ${configs} (flags: ${NODE_BENCH_FLAGS:-defaults})"
+# Charts of an earlier run would stand beside this run's report.
+rm -f "${OUT}/node-bench/"*.png
 # shellcheck disable=SC2086 # the flags are words
 (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" go run ./cmd/node-bench -out "${OUT}" -dir "${OUT}/node-bench" "${flags[@]}" ${NODE_BENCH_FLAGS:-}) ||
   die "node-bench failed; the nodes' logs are under _output/node-bench/work-* (with NODE_BENCH_SIZES, pods-N/work-*)/logs."

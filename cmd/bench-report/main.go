@@ -66,7 +66,10 @@ func report(out string, results []string) error {
 	return os.WriteFile(filepath.Join(out, "report.md"), []byte(md.String()), 0o644)
 }
 
-// mode is one gate value's results, as the in-tree test writes them.
+// mode is one gate value's results, as the in-tree test writes them
+// (SideBySideMode in test/kubelet/testdata/volumemanager). The test runs
+// copied into the tree's package and cannot import this module, so the two
+// share the JSON, not the type: change them together.
 type mode struct {
 	Gate                 bool      `json:"gate"`
 	Pods                 int       `json:"pods"`
