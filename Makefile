@@ -4,7 +4,7 @@
 
 SHELL := /usr/bin/env bash
 
-.PHONY: all assemble kubelet kubelet-stock update-patches verify test bench rebase-check node-deps node-smoke node-test node-up node-bench cluster-deps node-bench-cluster node-test-cluster test-e2e-node clean help
+.PHONY: all assemble kubelet kubelet-stock update-patches verify test bench rebase-check node-deps node-smoke node-test node-up node-bench cluster-deps node-bench-cluster node-test-cluster test-e2e-node node-conformance clean help
 
 ## Every target takes KUBE_VERSION=v1.37.N: the series on another v1.37 patch release, in _output/kubernetes-v1.37.N.
 ## The real-node targets take NODE_RUNTIME=crio: CRI-O instead of containerd.
@@ -77,9 +77,13 @@ node-bench-cluster: kubelet node-deps cluster-deps
 node-test-cluster: kubelet node-deps cluster-deps
 	@EVM_NODE=cluster hack/node-test.sh
 
-## test-e2e-node: upstream's node e2e suite, locally and offline: the gate's specs and upstream's volume conformance specs (root; FOCUS=REGEXP, SKIP=REGEXP, PARALLELISM=3 Ginkgo processes, GATE=false)
+## test-e2e-node: upstream's node e2e suite, locally and offline: the gate's specs and upstream's volume conformance specs (root; FOCUS=REGEXP, SKIP=REGEXP, PARALLELISM=3 Ginkgo processes, GATE=false or stock, TIMEOUT=45m, RESULTS=DIR)
 test-e2e-node: kubelet node-deps
 	@hack/test-e2e-node.sh
+
+## node-conformance: upstream's [NodeConformance] node e2e specs, offline, on stock v1.37.0 and with the gate on, and the table (root; about 80 minutes; SLOW=true adds [Slow] and [Serial])
+node-conformance: kubelet kubelet-stock node-deps
+	@hack/node-conformance.sh
 
 ## clean: remove everything make built
 clean:

@@ -5,9 +5,13 @@
 #   containerd, ctr and containerd-shim-runc-v2 ${CONTAINERD_VERSION}
 #   runc ${RUNC_VERSION} (cgo, libseccomp)
 #   crictl ${CRICTL_VERSION}
-#   pause (the tree's build/pause source), busybox (Debian's busybox-static)
-#   and agnhost (the tree's test/images/agnhost, on busybox's layer) as image
-#   archives for `ctr images import`; no registry is ever used.
+#   busybox ${BUSYBOX_VERSION}, built static with its defconfig from Debian's
+#   source archive, as upstream's e2e busybox image has every defconfig
+#   applet (Debian's busybox-static lacks some that upstream's node e2e
+#   specs use, such as nmeter)
+#   pause (the tree's build/pause source), busybox and agnhost (the tree's
+#   test/images/agnhost, on busybox's layer) as image archives for
+#   `ctr images import`; no registry is ever used.
 # With NODE_RUNTIME=crio it also builds CRI-O ${CRIO_VERSION} (crio, pinns and
 # CRI-O's test/copyimg as crio-copyimg, which imports the images into CRI-O's
 # storage) from the same module, and installs conmon ${CONMON_VERSION} from
@@ -21,6 +25,9 @@ RUNC_VERSION=v1.5.2
 CRICTL_VERSION=v1.36.0
 CRIO_VERSION=v1.34.0
 CONMON_VERSION=2.1.6+ds1-1
+BUSYBOX_VERSION=1.35.0
+BUSYBOX_SHA256=faeeb244c35a348a334f4a59e44626ee870fb07b6884d68c10ae8bc19f83a694
+BUSYBOX_URL="http://deb.debian.org/debian/pool/main/b/busybox/busybox_${BUSYBOX_VERSION}.orig.tar.bz2"
 # CRI-O's build tags without gpgme (openpgp instead), btrfs or ostree.
 CRIO_TAGS="containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion seccomp"
 BIN="${OUT}/bin"
@@ -28,9 +35,9 @@ IMAGES="${OUT}/images"
 mkdir -p "${BIN}" "${IMAGES}"
 total_start=$(date +%s)
 
-step "Debian packages: libseccomp-dev, busybox-static, pkg-config, containernetworking-plugins"
+step "Debian packages: libseccomp-dev, pkg-config, containernetworking-plugins, curl, bzip2"
 missing=()
-for p in libseccomp-dev busybox-static pkg-config containernetworking-plugins; do
+for p in libseccomp-dev pkg-config containernetworking-plugins curl bzip2; do
   dpkg -s "${p}" >/dev/null 2>&1 || missing+=("${p}")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -123,6 +130,25 @@ if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
   step_done
 fi
 
+step "busybox ${BUSYBOX_VERSION} (defconfig, static) from Debian's source archive"
+if [ -x "${BIN}/busybox" ] && [ "$(cat "${BIN}/busybox.stamp" 2>/dev/null)" = "${BUSYBOX_SHA256}" ]; then
+  echo "    already built"
+else
+  src="${OUT}/src/busybox-${BUSYBOX_VERSION}"
+  archive="${OUT}/src/busybox_${BUSYBOX_VERSION}.orig.tar.bz2"
+  mkdir -p "${OUT}/src"
+  curl -sSfL -o "${archive}" "${BUSYBOX_URL}" || die "downloading ${BUSYBOX_URL} failed (is Debian's archive reachable?)."
+  echo "${BUSYBOX_SHA256}  ${archive}" | sha256sum -c --quiet - || die "${archive} does not have the pinned SHA-256."
+  rm -rf "${src}" && tar -C "${OUT}/src" -xjf "${archive}"
+  echo "    compiling (about a minute on two cores)"
+  (cd "${src}" && make defconfig >/dev/null &&
+    sed -i 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/' .config &&
+    make -j"$(nproc)" >build.log 2>&1) || die "compiling busybox failed; see ${src}/build.log."
+  cp "${src}/busybox" "${BIN}/busybox" && echo "${BUSYBOX_SHA256}" >"${BIN}/busybox.stamp"
+fi
+echo "    $("${BIN}/busybox" | sed -n 1p)"
+step_done
+
 step "agnhost from the tree's test/images/agnhost"
 require_tree
 # As upstream's image builds it (test/images/image-util.sh bin), with the
@@ -134,11 +160,11 @@ require_tree
 echo "    $("${IMAGES}/agnhost" --version 2>/dev/null | sed -n 1p)"
 step_done
 
-step "images: pause from the tree's build/pause, busybox from busybox-static, agnhost on busybox"
+step "images: pause from the tree's build/pause, busybox, agnhost on busybox"
 gcc -Os -Wall -Werror -static -DVERSION="${KUBE_VERSION}-evm" -o "${IMAGES}/pause" "${TREE}/build/pause/linux/pause.c" ||
   die "compiling build/pause/linux/pause.c failed (gcc with static libc is needed)."
 strip "${IMAGES}/pause"
-(cd "${ROOT}" && go run ./cmd/build-image -pause "${IMAGES}/pause" -busybox /bin/busybox \
+(cd "${ROOT}" && go run ./cmd/build-image -pause "${IMAGES}/pause" -busybox "${BIN}/busybox" \
   -agnhost "${IMAGES}/agnhost" -out "${IMAGES}")
 step_done
 

@@ -29,7 +29,11 @@
 #                    PARALLELISM=1 runs the test binary by itself.
 #   GATE=true        the EventedVolumeManager gate; with false the gate's own
 #                    specs are skipped by default (they would restart the
-#                    kubelet through systemd to turn the gate on)
+#                    kubelet through systemd to turn the gate on). GATE=stock
+#                    runs upstream's v1.37.0 kubelet (make kubelet-stock),
+#                    which has no such gate, and skips them too.
+#   TIMEOUT=45m      the suite's timeout
+#   RESULTS=DIR      also keep the suite's log and JUnit report in DIR
 #
 # Needs root. The host is restored when it stops (the kubelet root is
 # /var/lib/kubelet, as the suite requires).
@@ -48,7 +52,15 @@ total_start=$(date +%s)
 step "building e2e_node.test from the tree (about 4 minutes warm)"
 (cd "${TREE}" && go test -c -o "${E2E}/e2e_node.test" ./test/e2e_node/) ||
   die "building test/e2e_node failed; see the compiler's output above."
-ln -sf "${KUBELET}" "${E2E}/kubelet"
+GATE="${GATE:-true}"
+case "${GATE}" in
+  true | false) ln -sf "${KUBELET}" "${E2E}/kubelet" ;;
+  stock)
+    [ -x "${STOCK_KUBELET}" ] || die "GATE=stock needs upstream's kubelet: run make kubelet-stock first."
+    ln -sf "${STOCK_KUBELET}" "${E2E}/kubelet"
+    ;;
+  *) die "GATE=${GATE}: want true, false or stock." ;;
+esac
 step_done
 
 if [ "${PARALLELISM}" -gt 1 ]; then
@@ -91,8 +103,7 @@ step_done
 default_focus='Evented Volume Manager|Kubelet Volume Manager|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|EmptyDir volumes|Projected (configMap|secret|downwardAPI|combined)|HostPath) .*\[NodeConformance\]'
 default_skip='\[Flaky\]|\[Slow\]|\[sig-storage\] .*(\[Serial\]|\[Disruptive\]|\[Feature:)'
 FOCUS="${FOCUS:-${default_focus}}"
-GATE="${GATE:-true}"
-if [ "${GATE}" = false ]; then
+if [ "${GATE}" != true ]; then
   # The gate's own specs need the gate on. With it off they would turn it on
   # by restarting the kubelet through systemd (sudo systemctl), which a host
   # without systemd cannot do: with the gate off they are skipped.
@@ -117,7 +128,13 @@ echo "    focus:       ${FOCUS}"
 echo "    skip:        ${SKIP}"
 echo "    parallelism: ${PARALLELISM}"
 (cd "${ROOT}" && go run ./cmd/e2e-node -out "${OUT}" -test "${E2E}/e2e_node.test" \
-  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" "${image_flags[@]}") ||
+  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" -timeout "${TIMEOUT:-45m}" "${image_flags[@]}")
+status=$?
+if [ -n "${RESULTS:-}" ]; then
+  mkdir -p "${RESULTS}" && cp -r "${E2E}/e2e.log" "${E2E}/report" "${RESULTS}/" &&
+    echo "    the log and the JUnit report are in ${RESULTS}"
+fi
+[ "${status}" = 0 ] ||
   die "the node e2e suite failed; its log is ${E2E#"${ROOT}/"}/e2e.log and the JUnit report is under ${E2E#"${ROOT}/"}/report."
 step_done
 printf 'make test-e2e-node done in %ss\n' "$(( $(date +%s) - total_start ))"

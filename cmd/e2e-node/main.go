@@ -35,21 +35,28 @@ limitations under the License.
 // use them, and [Serial] specs run alone at the end.
 //
 //	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
+//
+// With -compare it runs nothing: it writes the table of earlier runs' JUnit
+// reports for make node-conformance.
+//
+//	e2e-node -compare stock=DIR on=DIR
 package main
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -73,20 +80,35 @@ func main() {
 	testBinary := flag.String("test", filepath.Join("_output", "e2e-node", "e2e_node.test"), "the node e2e test binary; the kubelet must be beside it")
 	focus := flag.String("focus", "", "the tests to run (--ginkgo.focus)")
 	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
-	gate := flag.Bool("gate", true, "the EventedVolumeManager gate")
+	gate := flag.String("gate", "true", "the EventedVolumeManager gate: true, false, or stock for upstream's kubelet, which has no such gate")
 	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
 	procs := flag.Int("procs", 3, "the Ginkgo processes that run the specs; 1 runs the test binary by itself")
 	ginkgoCLI := flag.String("ginkgo", "", "the Ginkgo CLI, for -procs above 1 (default: ginkgo beside the test binary)")
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	tags := images{}
 	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
+	compareRuns := flag.Bool("compare", false, "write the Markdown table of earlier runs, given as name=DIR arguments (DIR holding report/junit_*.xml), the first the reference; fail if a spec that passed there did not pass in another")
 	flag.Parse()
 
+	if *compareRuns {
+		ok, err := compare(os.Stdout, flag.Args())
+		if err == nil && !ok {
+			err = errors.New("a spec that passed in the first run did not pass in another (listed above)")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e-node:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	start := time.Now()
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
 	rt, eventsOff, err := runtime()
+	if err == nil && *gate != "true" && *gate != "false" && *gate != "stock" {
+		err = fmt.Errorf("-gate %q: want true, false or stock", *gate)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(2)
@@ -120,7 +142,7 @@ const agnhostImage = "localhost/agnhost:local"
 // is the host's /tmp, write there and may leave.
 var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
 
-func run(out, testBinary string, s suite, gate bool, o node.Options, tags images, logf func(string, ...any)) (err error) {
+func run(out, testBinary string, s suite, gate string, o node.Options, tags images, logf func(string, ...any)) (err error) {
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
@@ -139,8 +161,10 @@ func run(out, testBinary string, s suite, gate bool, o node.Options, tags images
 			return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
 		}
 	}
-	stop := node.HandleInterrupts(logf)
-	defer stop()
+	// Until the suite starts, an interrupt stops the node and exits; then
+	// it stops the suite first, and the node as run returns.
+	stopInterrupts := sync.OnceFunc(node.HandleInterrupts(logf))
+	defer stopInterrupts()
 
 	leftovers := map[string]bool{}
 	for _, p := range hostPathLeftovers {
@@ -250,7 +274,9 @@ healthzPort: 10248
 		"--kubelet-flags=--system-cgroups= --kubelet-cgroups= --cluster-domain=cluster.local",
 		"--dns-domain=cluster.local",
 		"--report-dir=" + filepath.Join(dir, "report"),
-		fmt.Sprintf("--feature-gates=EventedVolumeManager=%t", gate),
+	}
+	if gate != "stock" {
+		args = append(args, "--feature-gates=EventedVolumeManager="+gate)
 	}
 	cmd, err := s.command(testBinary, scratch, args)
 	if err != nil {
@@ -270,8 +296,25 @@ healthzPort: 10248
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	stopInterrupts()
+	interrupts := make(chan os.Signal, 1)
+	signal.Notify(interrupts, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(interrupts)
 	for tick := time.Tick(30 * time.Second); ; {
 		select {
+		case sig := <-interrupts:
+			// The suite runs in a process group of its own: Ginkgo passes
+			// the interrupt to its processes, which stop their kubelet.
+			logf("%v: stopping the suite (process group %d), then the node", sig, cmd.Process.Pid)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				logf("the suite did not stop in a minute: killing it")
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+			return fmt.Errorf("interrupted by %v", sig)
 		case err := <-done:
 			summary(dir)
 			if err != nil {
@@ -329,33 +372,17 @@ func (s suite) command(testBinary, scratch string, suiteArgs []string) (*exec.Cm
 	return cmd, nil
 }
 
-// summary prints the suite's specs that ran, from its JUnit report, and the
-// totals from its log. Under the Ginkgo CLI too, the suite's own reporter
-// (--report-dir) writes report/junit_01.xml, from the first process with
-// every process's specs, and the CLI prints the totals.
+// summary prints the outcome of every spec the suite selected, from its
+// JUnit report, and the totals from its log. Under the Ginkgo CLI too, the
+// suite's own reporter (--report-dir) writes report/junit_01.xml, from the
+// first process with every process's specs, and the CLI prints the totals.
 func summary(dir string) {
-	files, _ := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var suites struct {
-			Cases []struct {
-				Name   string  `xml:"name,attr"`
-				Status string  `xml:"status,attr"`
-				Time   float64 `xml:"time,attr"`
-			} `xml:"testsuite>testcase"`
-		}
-		if err := xml.Unmarshal(data, &suites); err != nil {
-			fmt.Printf("        %s: %v\n", f, err)
-			continue
-		}
-		for _, c := range suites.Cases {
-			if c.Status != "skipped" {
-				fmt.Printf("        %-7s %6.1fs  %s\n", c.Status, c.Time, c.Name)
-			}
-		}
+	specs, err := readReport(dir)
+	if err != nil {
+		fmt.Printf("        %v\n", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
+		fmt.Printf("        %-8s %s\n", specs[name].status, name)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "e2e.log"))
 	for _, line := range strings.Split(string(data), "\n") {

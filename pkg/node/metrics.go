@@ -206,6 +206,22 @@ func (n *Node) Profile(ctx context.Context, d time.Duration) (*profile.Profile, 
 	return profile.ParseData(body)
 }
 
+// LiveHeap is the kubelet's live Go heap in bytes: it asks the kubelet for a
+// heap profile with gc=1, which collects garbage first, and then reads
+// go_memstats_heap_alloc_bytes, which a collection leaves at the live heap
+// (plus what the scrape itself allocates). Unlike the heap in use at a
+// random moment, it does not depend on where the collector is in its cycle.
+func (n *Node) LiveHeap(ctx context.Context) (float64, error) {
+	if _, err := n.kubeletGet(ctx, "/debug/pprof/heap?gc=1"); err != nil {
+		return 0, fmt.Errorf("collecting the kubelet's garbage: %w", err)
+	}
+	m, err := n.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return m.Sum("go_memstats_heap_alloc_bytes"), nil
+}
+
 // CPUShare is a profile's CPU time, and the part of it whose stack holds a
 // function of any package with one of prefixes.
 type CPUShare struct {

@@ -166,10 +166,12 @@ type Mode struct {
 	RuntimeCPU           []float64 `json:"runtimeCPU"`
 	APIServerCPU         []float64 `json:"apiserverCPU,omitempty"`
 	ControllerManagerCPU []float64 `json:"controllerManagerCPU,omitempty"`
-	// KubeletRSSMiB and KubeletHeapMiB are the kubelet's resident set and
-	// Go heap in use (go_memstats_heap_inuse_bytes) after the idle windows.
-	KubeletRSSMiB  float64 `json:"kubeletRSSMiB,omitempty"`
-	KubeletHeapMiB float64 `json:"kubeletHeapMiB,omitempty"`
+	// KubeletRSSMiB is the kubelet's resident set, read every
+	// memorySampleEvery through the idle windows; KubeletLiveHeapMiB is its
+	// live Go heap after a forced collection, read at the end of each idle
+	// window (node.LiveHeap).
+	KubeletRSSMiB      []float64 `json:"kubeletRSSSamplesMiB,omitempty"`
+	KubeletLiveHeapMiB []float64 `json:"kubeletLiveHeapMiB,omitempty"`
 	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
 	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the
 	// volume manager on the stack.

@@ -192,22 +192,14 @@ func median(of samples, scale float64) func(modes []Mode) float64 {
 	return func(modes []Mode) float64 { return scale * bench.Median(pooled(modes, of)) }
 }
 
-// memoryFigures are the kubelet's memory after the idle windows, median of
-// rounds; results from before they were measured have none.
+// memoryFigures are the kubelet's memory through the idle windows, the
+// median of every read of every round.
 func memoryFigures() []figure {
-	of := func(v func(m Mode) float64) samples {
-		return func(m Mode) []float64 {
-			if v(m) == 0 {
-				return nil
-			}
-			return []float64{v(m)}
-		}
-	}
 	return []figure{
-		{name: "kubelet RSS after the idle windows", unit: "MiB", lowerWins: true, optional: true,
-			value: median(of(func(m Mode) float64 { return m.KubeletRSSMiB }), 1)},
-		{name: "kubelet Go heap in use after the idle windows", unit: "MiB", lowerWins: true, optional: true,
-			value: median(of(func(m Mode) float64 { return m.KubeletHeapMiB }), 1)},
+		{name: "kubelet RSS (median of reads in the idle windows)", unit: "MiB", lowerWins: true, optional: true,
+			value: median(func(m Mode) []float64 { return m.KubeletRSSMiB }, 1)},
+		{name: "kubelet live Go heap after a forced GC (median of windows)", unit: "MiB", lowerWins: true, optional: true,
+			value: median(func(m Mode) []float64 { return m.KubeletLiveHeapMiB }, 1)},
 	}
 }
 

@@ -69,8 +69,11 @@ func TestRows(t *testing.T) {
 	off, on := configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
 	on.VolumeManagerCPUSeconds = 0.5
 	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
+	off.KubeletRSSMiB, on.KubeletRSSMiB = []float64{100, 130, 101}, []float64{99, 100}
+	off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = []float64{30}, []float64{28}
 	off2, on2 := off, on
 	off2.ExitUnmount, on2.ExitUnmount = []float64{1.25, 1.5}, []float64{0.375}
+	off2.KubeletRSSMiB, on2.KubeletRSSMiB = []float64{102}, []float64{101, 102}
 	rows := Rows(Result{Off: []Mode{off, off2}, On: []Mode{on, on2}})
 	nan := math.NaN()
 	for _, tc := range []struct {
@@ -86,6 +89,9 @@ func TestRows(t *testing.T) {
 		{"kubelet CPU while single pods are deleted, 1s apart (median of rounds)", 30, 15, "2.0x"},
 		{"containerd CPU while single pods are added, 1s apart (median of rounds)", 6, 6, "1.0x"},
 		{"container exited on its own → volumes unmounted (mountinfo) p50", 750, 250, "3.0x"},
+		// The median of every read of every round: 100 101 102 130, 99 100 101 102.
+		{"kubelet RSS (median of reads in the idle windows)", 101.5, 100.5, "1.0x"},
+		{"kubelet live Go heap after a forced GC (median of windows)", 30, 28, "1.1x"},
 	} {
 		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == tc.figure })
 		if i < 0 {
@@ -100,8 +106,9 @@ func TestRows(t *testing.T) {
 		t.Errorf("exit row = %+v", r)
 	}
 	off.ExitUnmount, on.ExitUnmount = nil, nil
+	off.KubeletRSSMiB, on.KubeletRSSMiB, off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = nil, nil, nil, nil
 	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
-		if strings.Contains(r.Figure, "container exited") || strings.Contains(r.Figure, "passes") {
+		if strings.Contains(r.Figure, "container exited") || strings.Contains(r.Figure, "passes") || strings.Contains(r.Figure, "kubelet RSS") || strings.Contains(r.Figure, "heap") {
 			t.Errorf("a row %q that no configuration measured", r.Figure)
 		}
 	}
@@ -394,6 +401,7 @@ func TestScaleReport(t *testing.T) {
 			Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: pods, Volumes: 4, WindowSeconds: 60,
 			KubeletCPU: []float64{5, 5}, RuntimeCPU: []float64{8, 9},
 			ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: vm, Mount: []float64{0.3, 0.301}, GapSeconds: 1,
+			KubeletRSSMiB: []float64{100, float64(pods)},
 		}
 		if c == GateOn {
 			m.Passes = map[string]float64{"reconciler/full": 12, "reconciler/partial": 40}
@@ -419,9 +427,11 @@ func TestScaleReport(t *testing.T) {
 			"- 110 pods: 1 round(s) per configuration (stock, gate off, gate on) on containerd,",
 			"| figure | 110 stock | 110 off | 110 on | stock/on | off/on | 250 stock | 250 off | 250 on | stock/on | off/on |",
 			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | 2.50 | 3.00 | 0.25 | 10.0x | 12.0x |",
+			"| kubelet RSS (median of reads in the idle windows) (MiB) | 105 | 105 | 105 | 1.0x | 1.0x | 175 | 175 | 175 | 1.0x | 1.0x |",
 			// 12 full passes over two 60 s windows.
 			"| idle reconciler full passes (/min) | n/a | n/a | 6.00 | n/a | n/a |",
-			"| pods | pod ratio | stock growth | gate off growth | gate on growth |\n|---|---|---|---|---|\n| 250 | 2.27x | 2.50x | 2.50x | 2.50x |",
+			"| pods | pod ratio | process | stock growth | gate off growth | gate on growth |\n|---|---|---|---|---|---|\n" +
+				"| 250 | 2.27x | volume manager | 2.50x (1.10x) | 2.50x (1.10x) | 2.50x (1.10x) |\n| 250 | 2.27x | kubelet | 1.00x (0.44x) | 1.00x (0.44x) | 1.00x (0.44x) |",
 			"(stock | gate off | gate on)", "- 110 pods: 8.00, 9.00 | 8.00, 9.00 | 8.00, 9.00",
 			"Stock and gate off, the loops count no passes",
 		},
@@ -430,7 +440,7 @@ func TestScaleReport(t *testing.T) {
 		sizes: []Size{size(110, true, 1, 1.2, 0.1), size(250, false, 0, 3, 0.25)},
 		want: []string{
 			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | — | 3.00 | 0.25 | — | 12.0x |",
-			"- 250 pods: 1 round(s) per gate value on containerd,", "| 250 | 2.27x | — | 2.50x | 2.50x |", "- 250 pods: — | 8.00, 9.00 | 8.00, 9.00",
+			"- 250 pods: 1 round(s) per gate value on containerd,", "| 250 | 2.27x | volume manager | — | 2.50x (1.10x) | 2.50x (1.10x) |", "- 250 pods: — | 8.00, 9.00 | 8.00, 9.00",
 		},
 	}}
 	for _, tc := range tests {

@@ -174,16 +174,26 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 		if err != nil {
 			return m, err
 		}
-		if err := sleep(ctx, o.Window); err != nil {
+		rss, err := sampleRSS(ctx, n, o.Window)
+		if err != nil {
 			return m, err
 		}
+		m.KubeletRSSMiB = append(m.KubeletRSSMiB, rss...)
 		s1, err := sampleCPU(n, cl)
 		if err != nil {
 			return m, err
 		}
 		m.KubeletCPU = append(m.KubeletCPU, (s1.kubelet - s0.kubelet).Seconds())
 		m.RuntimeCPU = append(m.RuntimeCPU, (s1.runtime - s0.runtime).Seconds())
-		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v", w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window)
+		// After the window's CPU is read: the forced collection costs the
+		// kubelet CPU.
+		heap, err := n.LiveHeap(ctx)
+		if err != nil {
+			return m, err
+		}
+		m.KubeletLiveHeapMiB = append(m.KubeletLiveHeapMiB, heap/(1<<20))
+		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v; kubelet RSS median %.1f MiB, live heap %.1f MiB",
+			w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window, bench.Median(rss), heap/(1<<20))
 		if o.Cluster {
 			m.APIServerCPU = append(m.APIServerCPU, (s1.apiserver - s0.apiserver).Seconds())
 			m.ControllerManagerCPU = append(m.ControllerManagerCPU, (s1.cm - s0.cm).Seconds())
@@ -193,16 +203,6 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	idleTo := time.Now()
 	iters, passes := loopCounts(ctx, n)
 	m.Iterations, m.Passes = minus(iters, itersBefore), minus(passes, passesBefore)
-	rss, err := node.ProcessRSS(n.KubeletPID())
-	if err != nil {
-		return m, err
-	}
-	metrics, err := n.Metrics(ctx)
-	if err != nil {
-		return m, err
-	}
-	m.KubeletRSSMiB, m.KubeletHeapMiB = float64(rss)/(1<<20), metrics.Sum("go_memstats_heap_inuse_bytes")/(1<<20)
-	logf("after the idle windows: kubelet RSS %.1f MiB, Go heap in use %.1f MiB", m.KubeletRSSMiB, m.KubeletHeapMiB)
 
 	logf("profiling the kubelet for %v", o.Profile)
 	prof, err := n.Profile(ctx, o.Profile)
@@ -758,6 +758,29 @@ func waitRunning(ctx context.Context, n *node.Node, want int, timeout time.Durat
 		}
 		if err := sleep(ctx, time.Second); err != nil {
 			return err
+		}
+	}
+}
+
+// memorySampleEvery is how often sampleRSS reads the kubelet's resident set.
+const memorySampleEvery = 5 * time.Second
+
+// sampleRSS reads the kubelet's resident set in MiB every
+// memorySampleEvery for d, from /proc: the reads cost the kubelet nothing.
+func sampleRSS(ctx context.Context, n *node.Node, d time.Duration) ([]float64, error) {
+	var rss []float64
+	for end := time.Now().Add(d); ; {
+		left := time.Until(end)
+		if err := sleep(ctx, min(left, memorySampleEvery)); err != nil {
+			return nil, err
+		}
+		b, err := node.ProcessRSS(n.KubeletPID())
+		if err != nil {
+			return nil, err
+		}
+		rss = append(rss, float64(b)/(1<<20))
+		if left <= memorySampleEvery {
+			return rss, nil
 		}
 	}
 }

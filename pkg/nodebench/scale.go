@@ -19,6 +19,7 @@ package nodebench
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -49,7 +50,8 @@ func scaleFigures(runtime string) []figure {
 	}
 	return slices.Concat(fs,
 		quantiles("single-pod mount wait", false, func(m Mode) []float64 { return m.Mount }),
-		quantiles("manifest removed → all volumes unmounted", false, phase(kubeletlog.VolumesUnmounted)))
+		quantiles("manifest removed → all volumes unmounted", false, phase(kubeletlog.VolumesUnmounted)),
+		memoryFigures())
 }
 
 // ScaleMarkdown renders the scale table: every figure at every size,
@@ -93,6 +95,11 @@ func ScaleMarkdown(sizes []Size) string {
 	}
 	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(sizes)*len(columns)))
 	for _, f := range scaleFigures(sizes[0].Result.On[0].RuntimeName()) {
+		if f.optional && !slices.ContainsFunc(sizes, func(s Size) bool {
+			return slices.ContainsFunc(Configs, func(c Config) bool { return !math.IsNaN(f.value(s.Result.Modes(c))) })
+		}) {
+			continue
+		}
 		fmt.Fprintf(&b, "| %s (%s) |", f.name, f.unit)
 		for _, s := range sizes {
 			off, on := f.value(s.Result.Off), f.value(s.Result.On)
@@ -112,22 +119,29 @@ func ScaleMarkdown(sizes []Size) string {
 	fmt.Fprintf(&b, "\n%s, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n", unpassed)
 	if len(sizes) > 1 {
 		first := sizes[0]
-		b.WriteString("\nGrowth of the idle volume manager CPU from the smallest size (linear growth is the pod ratio):\n\n| pods | pod ratio |")
+		b.WriteString("\nGrowth of the idle CPU from the smallest size, and in brackets per pod: the growth over the pod ratio (1.00x is linear in pods):\n\n| pods | pod ratio | process |")
 		for _, c := range configs {
 			fmt.Fprintf(&b, " %s growth |", c)
 		}
-		fmt.Fprintf(&b, "\n|---|---|%s\n", strings.Repeat("---|", len(configs)))
+		fmt.Fprintf(&b, "\n|---|---|---|%s\n", strings.Repeat("---|", len(configs)))
 		for _, s := range sizes[1:] {
-			fmt.Fprintf(&b, "| %d | %.2fx |", s.Pods, float64(s.Pods)/float64(first.Pods))
-			for _, c := range configs {
-				if len(s.Result.Modes(c)) == 0 || len(first.Result.Modes(c)) == 0 {
-					b.WriteString(" — |")
-					continue
+			ratio := float64(s.Pods) / float64(first.Pods)
+			for _, p := range []struct {
+				name string
+				of   samples
+			}{{"volume manager", vmCPU}, {"kubelet", kubeletCPU}} {
+				fmt.Fprintf(&b, "| %d | %.2fx | %s |", s.Pods, ratio, p.name)
+				for _, c := range configs {
+					if len(s.Result.Modes(c)) == 0 || len(first.Result.Modes(c)) == 0 {
+						b.WriteString(" — |")
+						continue
+					}
+					cpu := func(r Result) float64 { return bench.Median(pooled(r.Modes(c), p.of)) }
+					growth := cpu(s.Result) / cpu(first.Result)
+					fmt.Fprintf(&b, " %.2fx (%.2fx) |", growth, growth/ratio)
 				}
-				vm := func(r Result) float64 { return bench.Median(pooled(r.Modes(c), vmCPU)) }
-				fmt.Fprintf(&b, " %.2fx |", vm(s.Result)/vm(first.Result))
+				b.WriteString("\n")
 			}
-			b.WriteString("\n")
 		}
 	}
 	fmt.Fprintf(&b, "\nThe runtime's idle CPU per window (%s), to judge its spread:\n\n", join(configs, " | "))

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package nodeimage builds the container images the real-node tests need,
 // offline: from files on this machine (a static pause built from the
-// kubernetes tree's build/pause source, Debian's busybox-static, agnhost
+// kubernetes tree's build/pause source, a static busybox, agnhost
 // built from the tree's test/images/agnhost) into image archives that
 // `ctr images import` loads. No registry is ever contacted.
 package nodeimage
