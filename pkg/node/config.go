@@ -24,7 +24,10 @@ import (
 	"strconv"
 )
 
-// The pod network: a bridge with host-local addresses and nothing else.
+// The pod network: a bridge with host-local addresses that is the pods'
+// gateway, so that the host reaches them (probes, lifecycle hooks); no
+// masquerading and no iptables rules. The bridge plugin turns on
+// net.ipv4.ip_forward, which the node restores (Sysctls).
 const (
 	// CNIBridge is the pod network's bridge interface.
 	CNIBridge    = "evmcni0"
@@ -53,7 +56,7 @@ func (n *Node) writeConfigs() error {
   "plugins": [{
     "type": "bridge",
     "bridge": %s,
-    "isGateway": false,
+    "isGateway": true,
     "ipMasq": false,
     "ipam": {"type": "host-local", "dataDir": %s, "ranges": [[{"subnet": %s}]]}
   }]
