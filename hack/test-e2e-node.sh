@@ -124,12 +124,12 @@ if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
 fi
 SKIP="${SKIP-${default_skip}}"
 step "node e2e (EventedVolumeManager=${GATE})"
+status=0
 echo "    focus:       ${FOCUS}"
 echo "    skip:        ${SKIP}"
 echo "    parallelism: ${PARALLELISM}"
 (cd "${ROOT}" && go run ./cmd/e2e-node -out "${OUT}" -test "${E2E}/e2e_node.test" \
-  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" -timeout "${TIMEOUT:-45m}" "${image_flags[@]}")
-status=$?
+  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" -timeout "${TIMEOUT:-45m}" "${image_flags[@]}") || status=$?
 if [ -n "${RESULTS:-}" ]; then
   mkdir -p "${RESULTS}" && cp -r "${E2E}/e2e.log" "${E2E}/report" "${RESULTS}/" &&
     echo "    the log and the JUnit report are in ${RESULTS}"

@@ -22,7 +22,8 @@ limitations under the License.
 // through pkg/node, restarting it when it exits as a service manager would,
 // and tags the local images (pkg/node's busybox and pause, and make
 // node-deps' agnhost) with the names the e2e framework expects, so nothing is
-// pulled. The test binary runs etcd, the API server and the kubelet, which
+// pulled, and removes busybox's and agnhost's local names, which the
+// runtime could report as a container's image instead. The test binary runs etcd, the API server and the kubelet, which
 // must sit beside it. systemd-run, systemctl and journalctl are hidden from
 // the suite, which would otherwise use them on a host whose PID 1 is not
 // systemd; and --system-cgroups and --kubelet-cgroups are cleared so that the
@@ -228,6 +229,15 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 		}
 		if err := n.TagImage(context.Background(), ref, name); err != nil {
 			return err
+		}
+		// containerd reports a container's image as the image's first name
+		// (sorted), which the specs compare with the names they asked for:
+		// busybox and agnhost keep only those. The runtime's sandbox image
+		// is pause's local name.
+		if local != "pause" {
+			if err := n.UntagImage(context.Background(), ref); err != nil {
+				return err
+			}
 		}
 	}
 

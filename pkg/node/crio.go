@@ -76,6 +76,13 @@ func (c crio) tagImage(ctx context.Context, n *Node, ref, name string) error {
 	return err
 }
 
+// untagImage removes the name through the CRI: CRI-O's RemoveImage of a
+// name that an image shares with others untags it.
+func (crio) untagImage(ctx context.Context, n *Node, name string) error {
+	_, err := n.Crictl(ctx, "rmi", name)
+	return err
+}
+
 func (crio) importsOffline() bool { return true }
 
 func (crio) configs(n *Node) map[string]string {

@@ -388,6 +388,13 @@ func (n *Node) TagImage(ctx context.Context, ref, name string) error {
 	return n.runtime.tagImage(ctx, n, ref, name)
 }
 
+// UntagImage removes one of an image's names; the image stays under its
+// others.
+func (n *Node) UntagImage(ctx context.Context, name string) error {
+	n.opts.Logf("removing the name %s", name)
+	return n.runtime.untagImage(ctx, n, name)
+}
+
 // Work is the node's work directory.
 func (n *Node) Work() string { return n.work }
 

@@ -123,9 +123,11 @@ type runtimeDriver interface {
 	command(n *Node) (binary string, args []string)
 	// answers reports whether it serves requests.
 	answers(ctx context.Context, n *Node) bool
-	// importImage stores an image archive as ref; tagImage adds a name.
+	// importImage stores an image archive as ref; tagImage adds a name;
+	// untagImage removes one of an image's names, and leaves the image.
 	importImage(ctx context.Context, n *Node, archive, ref string) error
 	tagImage(ctx context.Context, n *Node, ref, name string) error
+	untagImage(ctx context.Context, n *Node, name string) error
 	// importsOffline is set if images are imported before the daemon
 	// starts (into its store on disk) rather than through it.
 	importsOffline() bool
@@ -172,6 +174,13 @@ func (containerd) importImage(ctx context.Context, n *Node, archive, ref string)
 
 func (containerd) tagImage(ctx context.Context, n *Node, ref, name string) error {
 	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name)
+	return err
+}
+
+// untagImage removes the name only: containerd's CRI RemoveImage would
+// remove every name of the image.
+func (containerd) untagImage(ctx context.Context, n *Node, name string) error {
+	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "rm", name)
 	return err
 }
 
