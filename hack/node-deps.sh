@@ -165,7 +165,8 @@ gcc -Os -Wall -Werror -static -DVERSION="${KUBE_VERSION}-evm" -o "${IMAGES}/paus
   die "compiling build/pause/linux/pause.c failed (gcc with static libc is needed)."
 strip "${IMAGES}/pause"
 (cd "${ROOT}" && go run ./cmd/build-image -pause "${IMAGES}/pause" -busybox "${BIN}/busybox" \
-  -agnhost "${IMAGES}/agnhost" -out "${IMAGES}")
+  -agnhost "${IMAGES}/agnhost" \
+  -porter "${TREE}/test/images/agnhost/porter" -out "${IMAGES}")
 step_done
 
 printf 'node-deps ready in %ss\n' "$(( $(date +%s) - total_start ))"

@@ -18,7 +18,7 @@ limitations under the License.
 // `ctr images import`: pause.tar, busybox.tar and agnhost.tar (the agnhost
 // binary on busybox's layer):
 //
-//	build-image -pause PAUSE_BINARY -busybox BUSYBOX_BINARY -agnhost AGNHOST_BINARY -out DIR
+//	build-image -pause PAUSE_BINARY -busybox BUSYBOX_BINARY -agnhost AGNHOST_BINARY -porter PORTER_DIR -out DIR
 package main
 
 import (
@@ -36,19 +36,20 @@ func main() {
 	pause := flag.String("pause", "", "static pause binary")
 	busybox := flag.String("busybox", "", "static busybox binary")
 	agnhost := flag.String("agnhost", "", "static agnhost binary")
+	porter := flag.String("porter", "", "the tree's test/images/agnhost/porter, with the localhost.crt and localhost.key upstream's agnhost image has")
 	out := flag.String("out", "", "output directory")
 	flag.Parse()
-	if *pause == "" || *busybox == "" || *agnhost == "" || *out == "" {
+	if *pause == "" || *busybox == "" || *agnhost == "" || *porter == "" || *out == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*pause, *busybox, *agnhost, *out); err != nil {
+	if err := run(*pause, *busybox, *agnhost, *porter, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "build-image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pause, busybox, agnhost, out string) error {
+func run(pause, busybox, agnhost, porter, out string) error {
 	list, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
 		return fmt.Errorf("%s --list: %w", busybox, err)
@@ -61,7 +62,7 @@ func run(pause, busybox, agnhost, out string) error {
 	if err != nil {
 		return err
 	}
-	ah, err := nodeimage.Agnhost("localhost/agnhost:local", agnhost, bb)
+	ah, err := nodeimage.Agnhost("localhost/agnhost:local", agnhost, porter, bb)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -193,10 +194,20 @@ func Pause(ref, pausePath string) (Spec, error) {
 // (test/images/agnhost/Dockerfile, on alpine, whose shell and tools are
 // busybox's) adds that tests rely on: the entrypoint /agnhost with the
 // command pause, /agnhost-2 (a link, for the entrypoint tests), /uploads
-// (netexec) and user-defined-in-image (uid 1000) in group-defined-in-image
-// (gid 50000). Its layer goes on top of busybox's, which it leaves unchanged.
-func Agnhost(ref, agnhostPath string, busybox Spec) (Spec, error) {
+// (netexec), porter's /localhost.crt and /localhost.key (from porterDir, the
+// tree's test/images/agnhost/porter; the HTTPS lifecycle hooks' server) and
+// user-defined-in-image (uid 1000) in group-defined-in-image (gid 50000).
+// Its layer goes on top of busybox's, which it leaves unchanged.
+func Agnhost(ref, agnhostPath, porterDir string, busybox Spec) (Spec, error) {
 	bin, err := os.ReadFile(agnhostPath)
+	if err != nil {
+		return Spec{}, err
+	}
+	crt, err := os.ReadFile(filepath.Join(porterDir, "localhost.crt"))
+	if err != nil {
+		return Spec{}, err
+	}
+	key, err := os.ReadFile(filepath.Join(porterDir, "localhost.key"))
 	if err != nil {
 		return Spec{}, err
 	}
@@ -204,6 +215,8 @@ func Agnhost(ref, agnhostPath string, busybox Spec) (Spec, error) {
 		Ref: ref,
 		Layers: append(slices.Clip(busybox.Layers), []Entry{
 			{Path: "/agnhost", Data: bin, Mode: 0o755},
+			{Path: "/localhost.crt", Data: crt, Mode: 0o644},
+			{Path: "/localhost.key", Data: key, Mode: 0o644},
 			{Path: "/agnhost-2", Link: "agnhost", Mode: 0o777},
 			{Path: "/uploads", Dir: true, Mode: 0o755},
 			{Path: "/etc", Dir: true, Mode: 0o755},

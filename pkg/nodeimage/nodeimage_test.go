@@ -33,14 +33,14 @@ import (
 // binaries, and reads them back from their archives.
 func TestImages(t *testing.T) {
 	dir := t.TempDir()
-	for name, data := range map[string]string{"busybox": "bb", "pause": "pause-bin", "agnhost": "agnhost-bin"} {
+	for name, data := range map[string]string{"busybox": "bb", "pause": "pause-bin", "agnhost": "agnhost-bin", "localhost.crt": "crt", "localhost.key": "key"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	bb, err := Busybox("localhost/busybox:local", filepath.Join(dir, "busybox"), []string{"sh", "ls", "sh", "busybox", "../evil", ""})
 	ps, psErr := Pause("localhost/pause:local", filepath.Join(dir, "pause"))
-	ah, ahErr := Agnhost("localhost/agnhost:local", filepath.Join(dir, "agnhost"), bb)
+	ah, ahErr := Agnhost("localhost/agnhost:local", filepath.Join(dir, "agnhost"), dir, bb)
 	if err := errors.Join(err, psErr, ahErr); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestImages(t *testing.T) {
 	agnhostLayer := []string{"agnhost 0 agnhost-bin", "agnhost-2 2 agnhost", "etc/ 5 ",
 		"etc/group 0 " + group + "user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n",
 		"etc/passwd 0 " + passwd + "user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n",
-		"home/ 5 ", "home/user-defined-in-image/ 5 ", "uploads/ 5 "}
+		"home/ 5 ", "home/user-defined-in-image/ 5 ", "localhost.crt 0 crt", "localhost.key 0 key", "uploads/ 5 "}
 	for _, tc := range []struct {
 		spec            Spec
 		entrypoint, cmd []string
