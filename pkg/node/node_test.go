@@ -141,10 +141,10 @@ func TestProcessCPUStartTimeAndRSS(t *testing.T) {
 	for i := range held {
 		held[i] = 1
 	}
-	if rss, err := ProcessRSS(os.Getpid()); err != nil || rss < int64(len(held)) || rss > 1<<34 {
-		t.Errorf("ProcessRSS(self) = %d, %v", rss, err)
+	if rss, anon, err := ProcessRSS(os.Getpid()); err != nil || anon < int64(len(held)) || rss < anon || rss > 1<<34 {
+		t.Errorf("ProcessRSS(self) = %d, %d, %v", rss, anon, err)
 	}
-	if _, err := ProcessRSS(-1); err == nil {
+	if _, _, err := ProcessRSS(-1); err == nil {
 		t.Error("a missing process gave no RSS error")
 	}
 }

@@ -95,18 +95,30 @@ func (n *Node) RuntimeCPU() (time.Duration, error) {
 	return ProcessCPU(pid)
 }
 
-// ProcessRSS is a process's resident set size, in bytes (VmRSS in
-// /proc/<pid>/status).
-func ProcessRSS(pid int) (int64, error) {
+// ProcessRSS is a process's resident set size and its anonymous part, in
+// bytes (VmRSS and RssAnon in /proc/<pid>/status). The rest is mostly the
+// binary's pages, which count as resident once mapped and depend on what
+// the page cache holds of the file; the anonymous part is what the process
+// allocated.
+func ProcessRSS(pid int) (rss, anon int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	found := 0
 	for line := range strings.Lines(string(data)) {
-		if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
-			return v << 10, err
+		for prefix, v := range map[string]*int64{"VmRSS:": &rss, "RssAnon:": &anon} {
+			if kb, ok := strings.CutPrefix(line, prefix); ok {
+				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
+				if err != nil {
+					return 0, 0, err
+				}
+				*v, found = n<<10, found+1
+			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+	if found != 2 {
+		return 0, 0, fmt.Errorf("/proc/%d/status lacks VmRSS or RssAnon", pid)
+	}
+	return rss, anon, nil
 }

@@ -166,11 +166,13 @@ type Mode struct {
 	RuntimeCPU           []float64 `json:"runtimeCPU"`
 	APIServerCPU         []float64 `json:"apiserverCPU,omitempty"`
 	ControllerManagerCPU []float64 `json:"controllerManagerCPU,omitempty"`
-	// KubeletRSSMiB is the kubelet's resident set, read every
-	// memorySampleEvery through the idle windows; KubeletLiveHeapMiB is its
+	// KubeletRSSMiB is the kubelet's resident set, and KubeletAnonMiB its
+	// anonymous part, read every memorySampleEvery through the idle windows
+	// (node.ProcessRSS); KubeletLiveHeapMiB is its
 	// live Go heap after a forced collection, read at the end of each idle
 	// window (node.LiveHeap).
 	KubeletRSSMiB      []float64 `json:"kubeletRSSSamplesMiB,omitempty"`
+	KubeletAnonMiB     []float64 `json:"kubeletAnonSamplesMiB,omitempty"`
 	KubeletLiveHeapMiB []float64 `json:"kubeletLiveHeapMiB,omitempty"`
 	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
 	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the

@@ -198,6 +198,8 @@ func memoryFigures() []figure {
 	return []figure{
 		{name: "kubelet RSS (median of reads in the idle windows)", unit: "MiB", lowerWins: true, optional: true,
 			value: median(func(m Mode) []float64 { return m.KubeletRSSMiB }, 1)},
+		{name: "kubelet anonymous RSS (median of reads in the idle windows)", unit: "MiB", lowerWins: true, optional: true,
+			value: median(func(m Mode) []float64 { return m.KubeletAnonMiB }, 1)},
 		{name: "kubelet live Go heap after a forced GC (median of windows)", unit: "MiB", lowerWins: true, optional: true,
 			value: median(func(m Mode) []float64 { return m.KubeletLiveHeapMiB }, 1)},
 	}

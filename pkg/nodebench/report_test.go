@@ -71,6 +71,7 @@ func TestRows(t *testing.T) {
 	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
 	off.KubeletRSSMiB, on.KubeletRSSMiB = []float64{100, 130, 101}, []float64{99, 100}
 	off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = []float64{30}, []float64{28}
+	off.KubeletAnonMiB, on.KubeletAnonMiB = []float64{60}, []float64{54}
 	off2, on2 := off, on
 	off2.ExitUnmount, on2.ExitUnmount = []float64{1.25, 1.5}, []float64{0.375}
 	off2.KubeletRSSMiB, on2.KubeletRSSMiB = []float64{102}, []float64{101, 102}
@@ -92,6 +93,7 @@ func TestRows(t *testing.T) {
 		// The median of every read of every round: 100 101 102 130, 99 100 101 102.
 		{"kubelet RSS (median of reads in the idle windows)", 101.5, 100.5, "1.0x"},
 		{"kubelet live Go heap after a forced GC (median of windows)", 30, 28, "1.1x"},
+		{"kubelet anonymous RSS (median of reads in the idle windows)", 60, 54, "1.1x"},
 	} {
 		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == tc.figure })
 		if i < 0 {
@@ -107,6 +109,7 @@ func TestRows(t *testing.T) {
 	}
 	off.ExitUnmount, on.ExitUnmount = nil, nil
 	off.KubeletRSSMiB, on.KubeletRSSMiB, off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = nil, nil, nil, nil
+	off.KubeletAnonMiB, on.KubeletAnonMiB = nil, nil
 	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
 		if strings.Contains(r.Figure, "container exited") || strings.Contains(r.Figure, "passes") || strings.Contains(r.Figure, "kubelet RSS") || strings.Contains(r.Figure, "heap") {
 			t.Errorf("a row %q that no configuration measured", r.Figure)

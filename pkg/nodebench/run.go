@@ -174,11 +174,11 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 		if err != nil {
 			return m, err
 		}
-		rss, err := sampleRSS(ctx, n, o.Window)
+		rss, anon, err := sampleRSS(ctx, n, o.Window)
 		if err != nil {
 			return m, err
 		}
-		m.KubeletRSSMiB = append(m.KubeletRSSMiB, rss...)
+		m.KubeletRSSMiB, m.KubeletAnonMiB = append(m.KubeletRSSMiB, rss...), append(m.KubeletAnonMiB, anon...)
 		s1, err := sampleCPU(n, cl)
 		if err != nil {
 			return m, err
@@ -192,8 +192,8 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 			return m, err
 		}
 		m.KubeletLiveHeapMiB = append(m.KubeletLiveHeapMiB, heap/(1<<20))
-		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v; kubelet RSS median %.1f MiB, live heap %.1f MiB",
-			w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window, bench.Median(rss), heap/(1<<20))
+		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v; kubelet RSS median %.1f MiB (anonymous %.1f), live heap %.1f MiB",
+			w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window, bench.Median(rss), bench.Median(anon), heap/(1<<20))
 		if o.Cluster {
 			m.APIServerCPU = append(m.APIServerCPU, (s1.apiserver - s0.apiserver).Seconds())
 			m.ControllerManagerCPU = append(m.ControllerManagerCPU, (s1.cm - s0.cm).Seconds())
@@ -765,22 +765,22 @@ func waitRunning(ctx context.Context, n *node.Node, want int, timeout time.Durat
 // memorySampleEvery is how often sampleRSS reads the kubelet's resident set.
 const memorySampleEvery = 5 * time.Second
 
-// sampleRSS reads the kubelet's resident set in MiB every
-// memorySampleEvery for d, from /proc: the reads cost the kubelet nothing.
-func sampleRSS(ctx context.Context, n *node.Node, d time.Duration) ([]float64, error) {
-	var rss []float64
+// sampleRSS reads the kubelet's resident set and its anonymous part in MiB
+// every memorySampleEvery for d, from /proc: the reads cost the kubelet
+// nothing.
+func sampleRSS(ctx context.Context, n *node.Node, d time.Duration) (rss, anon []float64, err error) {
 	for end := time.Now().Add(d); ; {
 		left := time.Until(end)
 		if err := sleep(ctx, min(left, memorySampleEvery)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		b, err := node.ProcessRSS(n.KubeletPID())
+		r, a, err := node.ProcessRSS(n.KubeletPID())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		rss = append(rss, float64(b)/(1<<20))
+		rss, anon = append(rss, float64(r)/(1<<20)), append(anon, float64(a)/(1<<20))
 		if left <= memorySampleEvery {
-			return rss, nil
+			return rss, anon, nil
 		}
 	}
 }
