@@ -13,6 +13,9 @@
 # with its reason, in hack/node-conformance-offline.txt.
 #
 #   PARALLELISM=8    Ginkgo processes (upstream's default)
+#   FOCUS=REGEXP     a narrower set (--ginkgo.focus), such as
+#                    'Containers Lifecycle.*\[NodeConformance\]'; the skips
+#                    above still apply
 #   GATES="stock true"  the configurations, in order; the first is the
 #                    reference
 #
@@ -43,7 +46,7 @@ runs=()
 failed=()
 for gate in ${GATES:-stock true}; do
   step "NodeConformance on ${runtime}, GATE=${gate}"
-  FOCUS='\[NodeConformance\]' SKIP="${skip}" GATE="${gate}" PARALLELISM="${PARALLELISM:-8}" \
+  FOCUS="${FOCUS:-\[NodeConformance\]}" SKIP="${skip}" GATE="${gate}" PARALLELISM="${PARALLELISM:-8}" \
     TIMEOUT="${TIMEOUT:-100m}" RESULTS="${results}/${gate}" "${ROOT}/hack/test-e2e-node.sh" || failed+=("${gate}")
   case "${gate}" in
     stock) label="stock ${KUBE_VERSION}" ;;
@@ -59,7 +62,7 @@ step "the table: ${results#"${ROOT}/"}/report.md"
 {
   echo "### NodeConformance on ${runtime}: $(IFS=' '; echo "${GATES:-stock true}")"
   echo
-  echo "Focus \`\\[NodeConformance\\]\`; skipped: \`${skip}\`. Skipped because they cannot run here:"
+  echo "Focus \`${FOCUS:-\\[NodeConformance\\]}\`; skipped: \`${skip}\`. Skipped because they cannot run here:"
   echo
   printf '%s' "${reasons}"
   echo
