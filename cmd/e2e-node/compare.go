@@ -101,7 +101,7 @@ func compare(w io.Writer, runs []string) (bool, error) {
 		}
 		names, reports = append(names, name), append(reports, report)
 	}
-	fmt.Fprintln(w, "| configuration | specs run | passed | failed | skipped at run time |")
+	fmt.Fprintln(w, "| configuration | specs selected | passed | failed | skipped at run time |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for i, report := range reports {
 		count := map[string]int{}
