@@ -22,11 +22,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
+	"golang.org/x/sys/unix"
 )
 
 func TestMetrics(t *testing.T) {
@@ -146,6 +149,55 @@ func TestProcessCPUStartTimeAndRSS(t *testing.T) {
 	}
 	if _, _, err := ProcessRSS(-1); err == nil {
 		t.Error("a missing process gave no RSS error")
+	}
+}
+
+// TestDropCachedPages: a file's pages, cached once read, are gone from the
+// page cache after DropCachedPages.
+func TestDropCachedPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "binary")
+	if err := os.WriteFile(path, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
+		t.Skipf("%s is on tmpfs, whose pages cannot be dropped (%v)", path, err)
+	}
+	cached := func() int {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil { // dirty pages are not dropped
+			t.Fatal(err)
+		}
+		data, err := unix.Mmap(int(f.Fd()), 0, 1<<20, unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Munmap(data)
+		resident := make([]byte, (1<<20)/os.Getpagesize())
+		if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)), uintptr(unsafe.Pointer(&resident[0]))); errno != 0 {
+			t.Fatal(errno)
+		}
+		n := 0
+		for _, b := range resident {
+			n += int(b & 1)
+		}
+		return n
+	}
+	if _, err := os.ReadFile(path); err != nil || cached() == 0 {
+		t.Fatalf("nothing cached of a file just read (%v)", err)
+	}
+	if err := DropCachedPages(path); err != nil {
+		t.Fatal(err)
+	}
+	if n := cached(); n != 0 {
+		t.Errorf("%d pages still cached after DropCachedPages", n)
+	}
+	if err := DropCachedPages(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing file gave no error")
 	}
 }
 

@@ -134,6 +134,11 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 			logf("stopping the node: %v", err)
 		}
 	}()
+	// Each configuration's kubelet starts with none of its binary cached,
+	// so that the file-backed part of its RSS is what it touches.
+	if err := node.DropCachedPages(kubelet); err != nil {
+		return m, fmt.Errorf("dropping %s from the page cache: %w", kubelet, err)
+	}
 	var cl *cluster.Cluster
 	if o.Cluster {
 		cl, err = cluster.Start(ctx, n)
