@@ -61,6 +61,7 @@ func main() {
 	dir := flag.String("dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
 	flag.BoolVar(&o.Cluster, "cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, gate off and on")
 	flag.IntVar(&o.Pods, "pods", 110, "idle pods, each with 4 volumes")
+	flag.DurationVar(&o.StartTimeout, "start-timeout", 0, "how long the idle pods may take to run; 0 means 10m, or 1s a pod above 600")
 	flag.DurationVar(&o.Settle, "settle", 20*time.Second, "rest after the pods run, before measuring (-cluster: 30s)")
 	flag.DurationVar(&o.Window, "window", 60*time.Second, "one idle CPU window")
 	flag.IntVar(&o.Windows, "windows", 3, "idle CPU windows per round (-cluster: 2)")

@@ -163,8 +163,12 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 			return m, err
 		}
 	}
-	if err := waitRunning(ctx, n, o.Pods, 10*time.Minute); err != nil {
-		return m, err
+	timeout := o.StartTimeout
+	if timeout == 0 {
+		timeout = DefaultStartTimeout(o.Pods)
+	}
+	if err := waitRunning(ctx, n, o.Pods, timeout); err != nil {
+		return m, fmt.Errorf("%w; on a loaded machine, raise -start-timeout", err)
 	}
 	m.StartupSeconds = time.Since(start).Seconds()
 	logf("all %d pods run after %.1fs; settling for %v", o.Pods, m.StartupSeconds, o.Settle)
