@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"evented-volume-manager/pkg/node"
+	"evented-volume-manager/pkg/nodebench"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -74,6 +75,7 @@ func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, er
 		Out:          out,
 		Work:         filepath.Join(out, "node-up"),
 		Gate:         gate,
+		MaxPods:      max(pods+10, node.DefaultMaxPods),
 		Runtime:      rt,
 		PodEventsOff: eventsOff,
 		Logf:         logf,
@@ -102,7 +104,11 @@ func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, er
 			return err
 		}
 	}
-	if err := wait.PollUntilContextCancel(startCtx, time.Second, true, func(ctx context.Context) (bool, error) {
+	// As the benchmark does: a loaded node may take more than a second a
+	// pod to run them.
+	podsCtx, cancelPods := context.WithTimeout(ctx, nodebench.DefaultStartTimeout(pods))
+	defer cancelPods()
+	if err := wait.PollUntilContextCancel(podsCtx, time.Second, true, func(ctx context.Context) (bool, error) {
 		cs, err := n.RunningContainers(ctx, "bb")
 		return err == nil && len(cs) >= pods, nil
 	}); err != nil {
