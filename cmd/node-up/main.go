@@ -41,7 +41,6 @@ import (
 	"time"
 
 	"evented-volume-manager/pkg/node"
-	"evented-volume-manager/pkg/nodebench"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -106,7 +105,7 @@ func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, er
 	}
 	// As the benchmark does: a loaded node may take more than a second a
 	// pod to run them.
-	podsCtx, cancelPods := context.WithTimeout(ctx, nodebench.DefaultStartTimeout(pods))
+	podsCtx, cancelPods := context.WithTimeout(ctx, node.PodsStartTimeout(pods))
 	defer cancelPods()
 	if err := wait.PollUntilContextCancel(podsCtx, time.Second, true, func(ctx context.Context) (bool, error) {
 		cs, err := n.RunningContainers(ctx, "bb")

@@ -272,3 +272,18 @@ func TestSetVerbosity(t *testing.T) {
 		}
 	}
 }
+
+func TestPodsStartTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		pods int
+		want time.Duration
+	}{
+		{pods: 110, want: 10 * time.Minute},
+		{pods: 600, want: 10 * time.Minute},
+		{pods: 1000, want: 1000 * time.Second},
+	} {
+		if got := PodsStartTimeout(tc.pods); got != tc.want {
+			t.Errorf("PodsStartTimeout(%d) = %v, want %v", tc.pods, got, tc.want)
+		}
+	}
+}

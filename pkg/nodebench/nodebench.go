@@ -55,7 +55,7 @@ type Options struct {
 	// Pods is how many pods run idle, each with its volumes.
 	Pods int
 	// StartTimeout is how long all pods may take to run; zero means
-	// DefaultStartTimeout(Pods).
+	// node.PodsStartTimeout(Pods).
 	StartTimeout time.Duration
 	// Settle is how long the node rests after the pods run, before measuring.
 	Settle time.Duration
@@ -380,11 +380,4 @@ func (r Result) Save(path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
-}
-
-// DefaultStartTimeout is how long that many idle pods may take to run: 10
-// minutes, or a second a pod above 600. On two cores stock's kubelet took
-// 438 to 537 s to run 1,000 pods, depending on the machine's other load.
-func DefaultStartTimeout(pods int) time.Duration {
-	return max(10*time.Minute, time.Duration(pods)*time.Second)
 }

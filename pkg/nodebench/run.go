@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	}
 	timeout := o.StartTimeout
 	if timeout == 0 {
-		timeout = DefaultStartTimeout(o.Pods)
+		timeout = node.PodsStartTimeout(o.Pods)
 	}
 	if err := waitRunning(ctx, n, o.Pods, timeout); err != nil {
 		return m, fmt.Errorf("%w; on a loaded machine, raise -start-timeout", err)

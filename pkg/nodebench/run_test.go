@@ -42,21 +42,6 @@ func TestExitAfter(t *testing.T) {
 	}
 }
 
-func TestDefaultStartTimeout(t *testing.T) {
-	for _, tc := range []struct {
-		pods int
-		want time.Duration
-	}{
-		{pods: 110, want: 10 * time.Minute},
-		{pods: 600, want: 10 * time.Minute},
-		{pods: 1000, want: 1000 * time.Second},
-	} {
-		if got := DefaultStartTimeout(tc.pods); got != tc.want {
-			t.Errorf("DefaultStartTimeout(%d) = %v, want %v", tc.pods, got, tc.want)
-		}
-	}
-}
-
 // TestExitingPodManifest belongs with pkg/node's TestPodManifest: the
 // exiting pods' one container sleeps and exits on its own, with restartPolicy
 // Never, which the idle pods do not set.
