@@ -57,12 +57,10 @@ mapfile -t other_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./p
 # it. Here it is only compiled and vetted.
 mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 
-# Upstream tests that fail or flake on pristine v1.37.0 on machines of this
-# kind. They are not skipped: each runs on pristine v1.37.0 and on the series
-# (gate off and gate on) side by side, the outcomes are printed, and the
-# series must not fail them in any way other than pristine's known flake.
-KNOWN_PRISTINE_FAILURES_TOP='TestWaitForAllPodsUnmount'
-KNOWN_PRISTINE_FAILURES_SUB='concurrent_unmount_-_many_pods_\(20\)'
+# The upstream test that flakes on pristine v1.37.0 (KNOWN_PRISTINE_FAILURES_*
+# in lib.sh) is not skipped here: it runs on pristine v1.37.0 and on the series
+# (gate off and gate on) side by side below, the outcomes are printed, and the
+# series must not fail it in any way other than pristine's known flake.
 
 # The volume manager packages' tests include upstream's own tests re-run with
 # the gate on (TestVolumeManagerTestsWithGateOn), so one run covers

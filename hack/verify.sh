@@ -236,6 +236,9 @@ fi
 # The stack of pull requests PR.md describes: the number of the last patch of
 # each PR, in merge order. Each PR's top commit must pass the tests of the
 # packages its PR changes; the last PR's is HEAD, which make test covers.
+# Upstream's known flake (KNOWN_FLAKE_SKIP in lib.sh) is skipped here: it
+# fails on pristine v1.37.0 too, and make test runs it on pristine and on the
+# series side by side.
 PR_TOPS=(3 5 7 9)
 if [ "${VERIFY_EACH_PR:-1}" = 0 ]; then
   step "each PR's top commit passes its packages' tests"
@@ -253,7 +256,7 @@ else
     echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")"
     git -C "${wt}" checkout -q --detach "${top}"
     log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
-    if (cd "${wt}" && go test -count=1 "${pkgs[@]}" >"${log}" 2>&1); then
+    if (cd "${wt}" && go test -count=1 -skip "${KNOWN_FLAKE_SKIP}" "${pkgs[@]}" >"${log}" 2>&1); then
       echo "      $(grep -c '^ok' "${log}") packages pass: ${pkgs[*]}"
     else
       grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /'
