@@ -57,10 +57,11 @@ mapfile -t other_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./p
 # it. Here it is only compiled and vetted.
 mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 
-# The upstream test that flakes on pristine v1.37.0 (KNOWN_PRISTINE_FAILURES_*
-# in lib.sh) is not skipped here: it runs on pristine v1.37.0 and on the series
-# (gate off and gate on) side by side below, the outcomes are printed, and the
-# series must not fail it in any way other than pristine's known flake.
+# The upstream test cases that flake on pristine v1.37.0
+# (KNOWN_PRISTINE_FAILURES_* in lib.sh) are not skipped here: they run on
+# pristine v1.37.0 and on the series (gate off and gate on) side by side
+# below, the outcomes are printed, and the series must not fail them in any
+# way other than pristine's known flake.
 
 # The volume manager packages' tests include upstream's own tests re-run with
 # the gate on (TestVolumeManagerTestsWithGateOn), so one run covers
@@ -78,7 +79,7 @@ if [ "${#race_pkgs[@]}" -gt 0 ]; then
 fi
 step_done
 
-step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side (2 to 8 minutes)"
+step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side (2 to 13 minutes)"
 pristine="${OUT}/pristine${VERSION_SUFFIX}"
 if [ ! -d "${pristine}" ]; then
   tree_git worktree prune
@@ -87,7 +88,7 @@ fi
 (cd "${pristine}" && go test -c -o "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
 (cd "${TREE}" && go test -c -o "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
 sub="${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}"
-# The known flake: WaitForAttachAndMount times out because the 20 goroutines
+# The known flake: WaitForAttachAndMount times out because the goroutines
 # that each report only their own volume as in use overwrite one another, so
 # the reconciler rarely sees some volumes reported. Any other failure is not
 # the flake.
@@ -116,7 +117,7 @@ echo "    ${sub}:"
 echo "      pristine ${KUBE_VERSION}: ${p}"
 echo "      series, gate off:  ${off}"
 echo "      series, gate on:   ${on}"
-# Pristine fails this subtest here too, so its pass or fail carries no
+# Pristine fails these subtests here too, so their pass or fail carries no
 # signal: it is printed. What fails make test is a failure of the series
 # that is not the known flake (a panic, a race, a wrong error).
 for mode in off on; do
