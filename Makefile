@@ -56,7 +56,7 @@ node-smoke: kubelet node-deps
 node-test: kubelet kubelet-stock node-deps
 	@EVM_NODE=full hack/node-test.sh
 
-## node-up: a node to try the gate on by hand, until Ctrl-C: NODE_UP_PODS pods (10), gate NODE_UP_GATE (false) (root)
+## node-up: a node to try the gate on by hand, until Ctrl-C: NODE_UP_PODS pods (10), gate NODE_UP_GATE (false), --v NODE_UP_V (3) (root)
 node-up: kubelet node-deps
 	@hack/node-up.sh
 

@@ -49,9 +49,10 @@ func main() {
 	out := flag.String("out", "_output", "the project's build output (binaries and images)")
 	pods := flag.Int("pods", 10, "static pods, each with 4 volumes")
 	gate := flag.Bool("gate", false, "the EventedVolumeManager gate the kubelet starts with")
+	verbosity := flag.Int("v", node.DefaultVerbosity, "the kubelet's --v, from its start (4 logs each volume the loops add and each missed signal)")
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	flag.Parse()
-	if err := run(*out, *pods, *gate, runtime); err != nil {
+	if err := run(*out, *pods, *gate, *verbosity, runtime); err != nil {
 		fmt.Fprintf(os.Stderr, "node-up: %v\n", err)
 		os.Exit(1)
 	}
@@ -61,7 +62,7 @@ func logf(format string, args ...any) {
 	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, error)) error {
+func run(out string, pods int, gate bool, verbosity int, runtime func() (node.Runtime, bool, error)) error {
 	rt, eventsOff, err := runtime()
 	if err != nil {
 		return err
@@ -74,6 +75,7 @@ func run(out string, pods int, gate bool, runtime func() (node.Runtime, bool, er
 		Out:          out,
 		Work:         filepath.Join(out, "node-up"),
 		Gate:         gate,
+		Verbosity:    verbosity,
 		MaxPods:      max(pods+10, node.DefaultMaxPods),
 		Runtime:      rt,
 		PodEventsOff: eventsOff,
