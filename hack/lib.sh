@@ -81,7 +81,8 @@ require_tree() {
 # (KNOWN_FLAKE_SKIP, a go test -skip pattern that also names their gate-on
 # re-runs).
 KNOWN_PRISTINE_FAILURES_TOP='TestWaitForAllPodsUnmount'
-KNOWN_PRISTINE_FAILURES_SUB='concurrent_unmount_-_(multiple|many)_pods_\([0-9]+\)_with_timeout_errors'
+KNOWN_PRISTINE_FAILURES_CASES=('concurrent_unmount_-_multiple_pods_\(10\)_with_timeout_errors' 'concurrent_unmount_-_many_pods_\(20\)_with_timeout_errors')
+KNOWN_PRISTINE_FAILURES_SUB="($(IFS='|'; echo "${KNOWN_PRISTINE_FAILURES_CASES[*]}"))"
 KNOWN_FLAKE_SKIP="^${KNOWN_PRISTINE_FAILURES_TOP}\$/^${KNOWN_PRISTINE_FAILURES_SUB}|^TestVolumeManagerTestsWithGateOn\$/^${KNOWN_PRISTINE_FAILURES_TOP}\$/^${KNOWN_PRISTINE_FAILURES_SUB}"
 export KNOWN_PRISTINE_FAILURES_TOP KNOWN_PRISTINE_FAILURES_SUB KNOWN_FLAKE_SKIP
 # changed_packages RANGE [DIR]: the packages that the commits RANGE (A..B) of
