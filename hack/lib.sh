@@ -77,14 +77,14 @@ require_tree() {
 # The upstream test cases that flake on pristine v1.37.0 on machines of this
 # kind (kubernetes#136255): their 10 or 20 goroutines each report only their
 # own volume as in use, overwriting one another. make test runs them on
-# pristine and on the series side by side; make verify's per-PR runs skip them
-# (KNOWN_FLAKE_SKIP, a go test -skip pattern that also names their gate-on
-# re-runs).
+# pristine and on the series side by side; its other runs and make verify's
+# per-PR runs skip them (KNOWN_FLAKE_SKIP, a go test -skip pattern that also
+# names their gate-on re-runs).
 KNOWN_PRISTINE_FAILURES_TOP='TestWaitForAllPodsUnmount'
 KNOWN_PRISTINE_FAILURES_CASES=('concurrent_unmount_-_multiple_pods_\(10\)_with_timeout_errors' 'concurrent_unmount_-_many_pods_\(20\)_with_timeout_errors')
 KNOWN_PRISTINE_FAILURES_SUB="($(IFS='|'; echo "${KNOWN_PRISTINE_FAILURES_CASES[*]}"))"
 KNOWN_FLAKE_SKIP="^${KNOWN_PRISTINE_FAILURES_TOP}\$/^${KNOWN_PRISTINE_FAILURES_SUB}|^TestVolumeManagerTestsWithGateOn\$/^${KNOWN_PRISTINE_FAILURES_TOP}\$/^${KNOWN_PRISTINE_FAILURES_SUB}"
-export KNOWN_PRISTINE_FAILURES_TOP KNOWN_PRISTINE_FAILURES_SUB KNOWN_FLAKE_SKIP
+export KNOWN_FLAKE_SKIP
 # changed_packages RANGE [DIR]: the packages that the commits RANGE (A..B) of
 # the repository DIR (the tree by default) change: ./dir for each directory of
 # a changed Go file that still holds Go code at B, and ./dir/... for the

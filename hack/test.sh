@@ -69,13 +69,7 @@ mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on)"
 echo "    ${race_pkgs[*]}"
 if [ "${#race_pkgs[@]}" -gt 0 ]; then
-  (cd "${TREE}" && go test -race -count=1 -timeout 30m \
-    -skip "^${KNOWN_PRISTINE_FAILURES_TOP}\$|^TestVolumeManagerTestsWithGateOn\$" "${race_pkgs[@]}")
-  (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
-    -run "^${KNOWN_PRISTINE_FAILURES_TOP}\$" -skip "${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
-  (cd "${TREE}" && go test -race -count=1 -timeout 30m ./pkg/kubelet/volumemanager/ \
-    -run '^TestVolumeManagerTestsWithGateOn$' \
-    -skip "TestVolumeManagerTestsWithGateOn/${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_SUB}")
+  (cd "${TREE}" && go test -race -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}" "${race_pkgs[@]}")
 fi
 step_done
 
