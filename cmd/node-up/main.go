@@ -120,7 +120,7 @@ The node runs %d pods × %d volumes on %s; the kubelet started with EventedVolum
   kubelet config  %s
   kubelet log     %s
   kubelet PID     %s
-  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_container_event_stream_|volume_manager_loop_(iterations_total|passes_total|missed_signals_total))'
+  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_evented_pleg_connection_(success|error)_count|volume_manager_loop_(iterations_total|passes_total|missed_signals_total))'
   flip the gate   sed -i 's/EventedVolumeManager: %t/EventedVolumeManager: %t/' %s
                   kill $(cat %s)    # node-up starts the kubelet again a second later, from the config
 Ctrl-C stops the node and restores the host.
@@ -161,7 +161,7 @@ func status(ctx context.Context, n *node.Node) string {
 		m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world"),
 		m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world"))
 	if gate == "on" {
-		s += fmt.Sprintf("; runtime event stream connected %v", m.Sum("kubelet_container_event_stream_connected"))
+		s += fmt.Sprintf("; runtime event stream connections %v, failures %v", m.Sum("kubelet_evented_pleg_connection_success_count"), m.Sum("kubelet_evented_pleg_connection_error_count"))
 	}
 	return s
 }
