@@ -60,7 +60,7 @@ node-test: kubelet kubelet-stock node-deps
 node-up: kubelet node-deps
 	@hack/node-up.sh
 
-## node-bench: the real-node benchmark, stock vs gate off vs gate on; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix, NODE_BENCH_STOCK=0 without stock)
+## node-bench: the real-node benchmark, stock vs gate off vs gate on vs all gates; table and charts in _output/node-bench (root; NODE_BENCH_SIZES="110 250 500" for the scale matrix, NODE_BENCH_STOCK=0 without stock, NODE_BENCH_FLAGS="-configs gate-off,gate-on" to choose)
 node-bench: kubelet node-deps
 	@[ "$${NODE_BENCH_STOCK:-1}" = 0 ] || hack/build-stock-kubelet.sh
 	@hack/node-bench.sh
@@ -69,7 +69,7 @@ node-bench: kubelet node-deps
 cluster-deps: assemble
 	@hack/cluster-deps.sh
 
-## node-bench-cluster: the benchmark on a cluster node, gate off vs on; table and charts in _output/node-bench-cluster (root)
+## node-bench-cluster: the benchmark on a cluster node, gate off vs gate on vs node-status gate vs all gates; table and charts in _output/node-bench-cluster (root; NODE_BENCH_CLUSTER_FLAGS="-configs gate-off,gate-on" to choose)
 node-bench-cluster: kubelet node-deps cluster-deps
 	@hack/node-bench-cluster.sh
 

@@ -5,10 +5,12 @@
 # fresh node for each kubelet: stock, upstream's kubelet built from the tree's
 # tag without the series (hack/build-stock-kubelet.sh, which make node-bench
 # runs first), and the series' kubelet with the EventedVolumeManager gate off
-# and on. It prints the report and writes results.json, report.md and charts
-# to _output/node-bench. About 8 minutes per configuration, 23 per round.
+# and on, and with all the series' gates on (all gates). It prints the report
+# and writes results.json, report.md and charts to _output/node-bench. About
+# 8 minutes per configuration, 31 per round.
 #
 #   NODE_BENCH_FLAGS="-rounds 2 -windows 3 -window 60s -profile 60s -singles 55 -gap 1s -pods 110 -exit-pods 20 -exit-poll 5ms"
+#   NODE_BENCH_FLAGS="-configs stock,gate-off,gate-on"   the configurations, hyphenated (the flags are split on spaces)
 #   NODE_BENCH_STOCK=0            gate off and on only (-stock=false)
 #   NODE_BENCH_SIZES="110 250 500" the benchmark at each size, into pods-N, then the scale table (scale.md; -sizes)
 #   NODE_RUNTIME=crio             on CRI-O; NODE_CRIO_POD_EVENTS=false turns its container events off
@@ -21,10 +23,10 @@ require_root node-bench "it runs containerd, runc and a kubelet"
 
 # The command's flags; NODE_BENCH_FLAGS come after them and win.
 flags=(-stock-kubelet "${STOCK_KUBELET}")
-configs="stock, gate off and gate on"
+configs="stock, gate off, gate on and all gates"
 if [ "${NODE_BENCH_STOCK:-1}" = 0 ]; then
   flags+=(-stock=false)
-  configs="gate off and on"
+  configs="gate off, gate on and all gates"
 fi
 if [ -n "${NODE_BENCH_SIZES:-}" ]; then
   flags+=(-sizes "${NODE_BENCH_SIZES}")

@@ -20,16 +20,20 @@ limitations under the License.
 // from round to round (nodebench.RoundOrder). On a standalone node the
 // configurations are upstream's kubelet (stock, -stock-kubelet, built from
 // the release's tag without the series; -stock=false leaves it out) and the
-// series' with the EventedVolumeManager gate off and on; -cluster runs a
-// cluster node, gate off and on, with its own defaults. It writes
-// results.json, report.md and charts into -dir and prints the report.
+// series' with the EventedVolumeManager gate off, on, and with all the
+// series' gates on (all gates); -cluster runs a cluster node, with its own
+// defaults: gate off, gate on, the VolumesInUseNodeStatusUpdate gate alone
+// on (node-status gate) and all gates. -configs chooses the configurations
+// and their order, by name ("gate off") or hyphenated ("gate-off"). It
+// writes results.json, report.md and charts into -dir and prints the
+// report.
 //
 // -sizes runs the standalone benchmark at each number of pods, into
 // -dir/pods-N, then writes the scale table (scale.md) of every pods-N under
 // -dir.
 //
-//	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] ...
-//	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] ...
+//	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] [-configs stock,gate-off,gate-on,all-gates] ...
+//	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] [-configs gate-off,gate-on,node-status-gate,all-gates] ...
 //	node-bench -out _output -sizes "110 250 500"
 //	node-bench [-cluster] [-sizes ...] -report    (the report of an earlier run)
 package main
@@ -41,6 +45,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,14 +57,14 @@ import (
 // clusterDefaults are the flags' defaults with -cluster.
 var clusterDefaults = map[string]string{
 	"dir": filepath.Join("_output", "node-bench-cluster"), "settle": "30s", "windows": "2", "singles": "15", "rounds": "2",
-	"exit-pods": "0", "stock": "false",
+	"exit-pods": "0", "crashloop-pods": "0", "stock": "false",
 }
 
 func main() {
 	var o nodebench.Options
 	flag.StringVar(&o.Out, "out", "_output", "the project's build output (binaries and images)")
 	dir := flag.String("dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
-	flag.BoolVar(&o.Cluster, "cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, gate off and on")
+	flag.BoolVar(&o.Cluster, "cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, without stock")
 	flag.IntVar(&o.Pods, "pods", 110, "idle pods, each with 4 volumes")
 	flag.DurationVar(&o.StartTimeout, "start-timeout", 0, "how long the idle pods may take to run; 0 means 10m, or 1s a pod above 600")
 	flag.DurationVar(&o.Settle, "settle", 20*time.Second, "rest after the pods run, before measuring (-cluster: 30s)")
@@ -70,11 +75,14 @@ func main() {
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
 	flag.IntVar(&o.ExitPods, "exit-pods", 20, "pods with restartPolicy Never whose container exits on its own, 3 to 8 s after it starts; 0 adds none (-cluster: 0)")
 	flag.DurationVar(&o.ExitPoll, "exit-poll", 5*time.Millisecond, "how often /proc/self/mountinfo is read while the -exit-pods' volumes are unmounted")
+	flag.IntVar(&o.CrashLoopPods, "crashloop-pods", 10, "pods whose container exits 1 every 2 s with restartPolicy Always, added last; 0 adds none (-cluster: 0)")
+	flag.DurationVar(&o.CrashLoopWindow, "crashloop-window", time.Minute, "how long the -crashloop-pods' cost is measured, after 30 s of warm-up")
 	flag.IntVar(&o.ConfigMaps, "configmaps", 110, "-cluster: idle pods (at most -pods) whose config map is updated at once, in each wave")
 	flag.IntVar(&o.ConfigMapWaves, "configmap-waves", 3, "-cluster: waves of config map updates per round, each after the last wave's files changed")
 	flag.DurationVar(&o.ConfigMapTimeout, "configmap-timeout", 150*time.Second, "-cluster: how long a wave waits for the updated config maps in the pods' files")
 	rounds := flag.Int("rounds", 1, "rounds; each runs every configuration, in an order that changes from round to round (-cluster: 2)")
-	stock := flag.Bool("stock", true, "run upstream's kubelet (-stock-kubelet) too, as the stock configuration (-cluster: false)")
+	configs := flag.String("configs", "", `the configurations, comma-separated, in the order of round 1, by name or hyphenated: some of "stock,gate off,gate on,all gates,node-status gate"; empty means stock, gate off, gate on, all gates (-cluster: gate off, gate on, node-status gate, all gates)`)
+	stock := flag.Bool("stock", true, "run upstream's kubelet (-stock-kubelet) too, as the stock configuration; false leaves stock out of -configs' rounds (-cluster: false)")
 	stockKubelet := flag.String("stock-kubelet", "", "upstream's kubelet, built without the series (hack/build-stock-kubelet.sh); empty means -out's bin/kubelet-stock")
 	sizes := flag.String("sizes", "", `pod counts, such as "110 250 500": the scale matrix, the benchmark at each size into -dir/pods-N`)
 	runtime := node.RuntimeFlags(flag.CommandLine)
@@ -95,7 +103,7 @@ func main() {
 	o.Logf = func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	err := run(o, *rounds, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
+	err := run(o, *rounds, *configs, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node-bench:", err)
 		os.Exit(1)
@@ -105,7 +113,14 @@ func main() {
 	}
 }
 
-func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
+func run(o nodebench.Options, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
+	configs := nodebench.DefaultConfigs(o.Cluster)
+	if configList != "" {
+		var err error
+		if configs, err = nodebench.ParseConfigs(configList); err != nil {
+			return fmt.Errorf("-configs: %w", err)
+		}
+	}
 	var pods []int
 	fields := strings.Fields(sizes)
 	for _, s := range fields {
@@ -116,8 +131,10 @@ func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string
 		pods = append(pods, n)
 	}
 	switch {
-	case o.Cluster && (stock || len(pods) > 0):
-		return fmt.Errorf("-cluster runs gate off and on at one size: it takes neither -stock nor -sizes")
+	case o.Cluster && (stock || slices.Contains(configs, nodebench.Stock) || len(pods) > 0):
+		return fmt.Errorf("-cluster runs the series' kubelet at one size: it takes neither stock nor -sizes")
+	case !stock && slices.Equal(configs, []nodebench.Config{nodebench.Stock}):
+		return fmt.Errorf("-configs stock with -stock=false leaves nothing to run")
 	case reportOnly && len(pods) > 0:
 		return scale(o.Dir)
 	case reportOnly:
@@ -128,6 +145,8 @@ func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string
 		return report(r, o.Dir)
 	case o.ExitPods > 0 && o.ExitPoll <= 0:
 		return fmt.Errorf("-exit-poll %v: want a period above 0", o.ExitPoll)
+	case o.CrashLoopPods > 0 && o.CrashLoopWindow <= 0:
+		return fmt.Errorf("-crashloop-window %v: want a window above 0", o.CrashLoopWindow)
 	}
 	var err error
 	if o.Runtime, o.PodEventsOff, err = runtime(); err != nil {
@@ -136,6 +155,7 @@ func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string
 	if err := node.Preflight(o.Out, o.Runtime); err != nil {
 		return fmt.Errorf("%v (make node-bench builds them)", err)
 	}
+	stock = stock && slices.Contains(configs, nodebench.Stock)
 	if stock {
 		if o.StockKubelet, err = filepath.Abs(cmp.Or(stockKubelet, filepath.Join(o.Out, "bin", "kubelet-stock"))); err != nil {
 			return err
@@ -147,22 +167,23 @@ func run(o nodebench.Options, rounds int, stock bool, stockKubelet, sizes string
 	stop := node.HandleInterrupts(o.Logf)
 	defer stop()
 	if len(pods) == 0 {
-		return benchmark(o, rounds, stock)
+		return benchmark(o, rounds, configs, stock)
 	}
 	for i, n := range pods {
 		so := o
 		so.Pods, so.Dir = n, filepath.Join(o.Dir, fmt.Sprintf("pods-%d", n))
 		fmt.Printf("==> the benchmark at %d pods\n", n)
-		if err := benchmark(so, rounds, stock); err != nil {
+		if err := benchmark(so, rounds, configs, stock); err != nil {
 			return fmt.Errorf("at %d pods: %w; the sizes before it are kept: rerun with -sizes %q", n, err, strings.Join(fields[i:], " "))
 		}
 	}
 	return scale(o.Dir)
 }
 
-// benchmark runs the rounds and writes the results and the report into
+// benchmark runs the rounds of configs, stock left out of each without
+// stock (nodebench.RoundOrder), and writes the results and the report into
 // o.Dir.
-func benchmark(o nodebench.Options, rounds int, stock bool) error {
+func benchmark(o nodebench.Options, rounds int, configs []nodebench.Config, stock bool) error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return err
 	}
@@ -177,10 +198,19 @@ func benchmark(o nodebench.Options, rounds int, stock bool) error {
 	default:
 		estimate += 90*time.Second + churn
 	}
-	r := nodebench.Result{Cluster: o.Cluster}
+	if o.CrashLoopPods > 0 && !o.Cluster {
+		estimate += 30*time.Second + o.CrashLoopWindow
+	}
+	leftOut := func(c nodebench.Config) bool { return !stock && c == nodebench.Stock }
+	r := nodebench.Result{Cluster: o.Cluster, Configs: slices.DeleteFunc(slices.Clone(configs), leftOut)}
+	names := make([]string, len(r.Configs))
+	for i, c := range r.Configs {
+		names[i] = string(c)
+	}
+	fmt.Printf("==> %d round(s) of %s: about %v\n", rounds, strings.Join(names, ", "), (time.Duration(rounds*len(r.Configs)) * estimate).Round(time.Minute))
 	ctx := context.Background()
 	for round := 1; round <= rounds; round++ {
-		order := nodebench.RoundOrder(round, stock)
+		order := slices.DeleteFunc(nodebench.RoundOrder(round, configs), leftOut)
 		r.Orders = append(r.Orders, order)
 		for _, c := range order {
 			fmt.Printf("==> round %d of %d, %s: %d pods (about %v)\n", round, rounds, c, o.Pods, estimate.Round(time.Minute))

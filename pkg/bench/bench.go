@@ -88,11 +88,14 @@ func Cell(v float64, unit string) string {
 }
 
 // OffColor and OnColor draw the gate-off and gate-on series in every chart,
-// StockColor upstream's kubelet.
+// StockColor upstream's kubelet, AllGatesColor the series' kubelet with all
+// its gates on and NodeStatusColor with its node-status gate alone on.
 var (
-	OffColor   = color.RGBA{R: 200, G: 60, B: 40, A: 255}
-	OnColor    = color.RGBA{R: 30, G: 110, B: 200, A: 255}
-	StockColor = color.RGBA{R: 70, G: 70, B: 70, A: 255}
+	OffColor        = color.RGBA{R: 200, G: 60, B: 40, A: 255}
+	OnColor         = color.RGBA{R: 30, G: 110, B: 200, A: 255}
+	StockColor      = color.RGBA{R: 70, G: 70, B: 70, A: 255}
+	AllGatesColor   = color.RGBA{R: 40, G: 150, B: 70, A: 255}
+	NodeStatusColor = color.RGBA{R: 220, G: 140, B: 20, A: 255}
 )
 
 // Series is one line of a chart.

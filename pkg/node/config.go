@@ -19,8 +19,10 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -117,8 +119,8 @@ func (n *Node) KubeletConfig() string { return filepath.Join(n.work, "kubelet", 
 // SetKubelet sets the kubelet binary StartKubelet runs, as an operator
 // swaps the binary on a node: empty means the series' (Options.Kubelet's
 // default), and stock says it is upstream's (Options.StockKubelet), whose
-// configuration leaves the EventedVolumeManager gate out, so the gate goes
-// off. The kubelet must be stopped.
+// configuration leaves the series' gates out, so they go off. The kubelet
+// must be stopped.
 func (n *Node) SetKubelet(binary string, stock bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -132,7 +134,7 @@ func (n *Node) SetKubelet(binary string, stock bool) error {
 	}
 	n.opts.Kubelet, n.opts.StockKubelet = binary, stock
 	if stock {
-		n.opts.Gate = false
+		n.opts.Gate, n.opts.Gates = false, nil
 	}
 	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
 }
@@ -153,13 +155,47 @@ func (n *Node) SetGate(gate bool) error {
 	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
 }
 
-// featureGates is the kubelet configuration's featureGates block. Upstream's
-// kubelet (StockKubelet) does not know EventedVolumeManager and refuses to
-// start with it, so its block has EventedPLEG alone.
+// The series' feature gates besides EventedVolumeManager, each in its own
+// PR, for Options.Gates.
+const (
+	// RelistOnPodTermination has a pod worker relist its pod before a
+	// termination step's wait.
+	RelistOnPodTermination = "RelistOnPodTermination"
+	// VolumesInUseNodeStatusUpdate runs the node status sync early when the
+	// volumes in use change; it acts only with an API server (a cluster
+	// node).
+	VolumesInUseNodeStatusUpdate = "VolumesInUseNodeStatusUpdate"
+)
+
+// checkGates says why o's feature gates cannot go into the kubelet's
+// configuration: upstream's kubelet (StockKubelet) knows none of the
+// series' gates, and Gates must leave the gates of their own options alone.
+func checkGates(o Options) error {
+	if o.StockKubelet && o.Gate {
+		return errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
+	}
+	if o.StockKubelet && len(o.Gates) > 0 {
+		return fmt.Errorf("upstream's kubelet knows none of the series' gates: it takes no Gates (%v)", o.Gates)
+	}
+	for _, name := range []string{"EventedVolumeManager", "EventedPLEG"} {
+		if _, ok := o.Gates[name]; ok {
+			return fmt.Errorf("Options.Gates names %s, which an option of its own sets", name)
+		}
+	}
+	return nil
+}
+
+// featureGates is the kubelet configuration's featureGates block:
+// EventedVolumeManager, the further Gates sorted by name, then EventedPLEG.
+// Upstream's kubelet (StockKubelet) does not know the series' gates and
+// refuses to start with them, so its block has EventedPLEG alone.
 func featureGates(o Options) string {
 	gates := "featureGates:\n"
 	if !o.StockKubelet {
 		gates += fmt.Sprintf("  EventedVolumeManager: %t\n", o.Gate)
+		for _, name := range slices.Sorted(maps.Keys(o.Gates)) {
+			gates += fmt.Sprintf("  %s: %t\n", name, o.Gates[name])
+		}
 	}
 	return gates + fmt.Sprintf("  EventedPLEG: %t\n", o.EventedPLEG)
 }

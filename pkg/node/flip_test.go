@@ -68,9 +68,9 @@ func TestSetGate(t *testing.T) {
 	}
 }
 
-// TestSetKubelet swaps the series' kubelet, gate on, for upstream's and
-// back: upstream's configuration has no EventedVolumeManager gate, and its
-// gate is off after the swap.
+// TestSetKubelet swaps the series' kubelet, its gates on, for upstream's and
+// back: upstream's configuration has none of the series' gates, and they
+// are off after the swap.
 func TestSetKubelet(t *testing.T) {
 	work := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
@@ -80,7 +80,7 @@ func TestSetKubelet(t *testing.T) {
 	if err := os.WriteFile(stock, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{opts: Options{Gate: true, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
+	n := &Node{opts: Options{Gate: true, Gates: map[string]bool{RelistOnPodTermination: true}, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
 	for _, step := range []struct {
 		binary    string
 		stock     bool

@@ -23,20 +23,34 @@ func TestKubeletBinary(t *testing.T) {
 	}
 }
 
-// TestFeatureGates: upstream's kubelet gets no EventedVolumeManager gate, the
-// patched one always gets its value.
+// TestFeatureGates: upstream's kubelet gets none of the series' gates, the
+// patched one always gets EventedVolumeManager's value, then its further
+// gates sorted by name; upstream's kubelet refuses to take any.
 func TestFeatureGates(t *testing.T) {
+	all := map[string]bool{VolumesInUseNodeStatusUpdate: true, RelistOnPodTermination: true}
 	for _, tc := range []struct {
-		name string
-		opts Options
-		want string
+		name    string
+		opts    Options
+		want    string
+		wantErr bool
 	}{
-		{"gate off", Options{}, "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
-		{"gate on, EventedPLEG", Options{Gate: true, EventedPLEG: true}, "featureGates:\n  EventedVolumeManager: true\n  EventedPLEG: true\n"},
-		{"stock", Options{StockKubelet: true}, "featureGates:\n  EventedPLEG: false\n"},
+		{name: "gate off", opts: Options{}, want: "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
+		{name: "gate on, EventedPLEG", opts: Options{Gate: true, EventedPLEG: true}, want: "featureGates:\n  EventedVolumeManager: true\n  EventedPLEG: true\n"},
+		{name: "stock", opts: Options{StockKubelet: true}, want: "featureGates:\n  EventedPLEG: false\n"},
+		{name: "all gates, sorted", opts: Options{Gate: true, Gates: all},
+			want: "featureGates:\n  EventedVolumeManager: true\n  RelistOnPodTermination: true\n  VolumesInUseNodeStatusUpdate: true\n  EventedPLEG: false\n"},
+		{name: "a further gate alone, one off", opts: Options{Gates: map[string]bool{VolumesInUseNodeStatusUpdate: true, RelistOnPodTermination: false}},
+			want: "featureGates:\n  EventedVolumeManager: false\n  RelistOnPodTermination: false\n  VolumesInUseNodeStatusUpdate: true\n  EventedPLEG: false\n"},
+		{name: "stock with the gate", opts: Options{StockKubelet: true, Gate: true}, wantErr: true},
+		{name: "stock with further gates", opts: Options{StockKubelet: true, Gates: map[string]bool{RelistOnPodTermination: false}}, wantErr: true},
+		{name: "EventedPLEG among the further gates", opts: Options{Gates: map[string]bool{"EventedPLEG": true}}, wantErr: true},
+		{name: "EventedVolumeManager among the further gates", opts: Options{Gates: map[string]bool{"EventedVolumeManager": true}}, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := featureGates(tc.opts); got != tc.want {
+			if err := checkGates(tc.opts); (err != nil) != tc.wantErr {
+				t.Fatalf("checkGates() = %v, want an error: %t", err, tc.wantErr)
+			}
+			if got := featureGates(tc.opts); !tc.wantErr && got != tc.want {
 				t.Errorf("featureGates() = %q, want %q", got, tc.want)
 			}
 		})

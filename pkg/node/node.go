@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -53,12 +54,17 @@ type Options struct {
 	Work string
 	// Gate is the value of the EventedVolumeManager feature gate.
 	Gate bool
+	// Gates are further feature gates of the patched kubelet by name, such
+	// as RelistOnPodTermination: its configuration's featureGates has them
+	// after EventedVolumeManager, sorted by name. They must not name
+	// EventedVolumeManager or EventedPLEG, which Gate and EventedPLEG set.
+	Gates map[string]bool
 	// Kubelet is the kubelet binary to run. Empty means KubeletBinary(Out).
 	Kubelet string
 	// StockKubelet says the kubelet is upstream's, built without the
-	// series: its configuration leaves the EventedVolumeManager gate out,
-	// since upstream's kubelet refuses a gate it does not know, and Gate
-	// must be false.
+	// series: its configuration leaves the series' gates out, since
+	// upstream's kubelet refuses a gate it does not know, so Gate must be
+	// false and Gates empty.
 	StockKubelet bool
 	// Runtime is the container runtime. Empty means Containerd.
 	Runtime Runtime
@@ -289,8 +295,8 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if err := Preflight(out, opts.Runtime); err != nil {
 		return nil, err
 	}
-	if opts.StockKubelet && opts.Gate {
-		return nil, errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
+	if err := checkGates(opts); err != nil {
+		return nil, err
 	}
 	if opts.Kubelet != "" {
 		if _, err := os.Stat(opts.Kubelet); err != nil {
@@ -553,7 +559,11 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	case n.supervised[KubeletService]:
 		n.opts.Logf("starting the kubelet (its gates as %s says)", filepath.Base(n.KubeletConfig()))
 	default:
-		n.opts.Logf("starting the kubelet (EventedVolumeManager=%t)", n.opts.Gate)
+		gates := fmt.Sprintf("EventedVolumeManager=%t", n.opts.Gate)
+		for _, name := range slices.Sorted(maps.Keys(n.opts.Gates)) {
+			gates += fmt.Sprintf(", %s=%t", name, n.opts.Gates[name])
+		}
+		n.opts.Logf("starting the kubelet (%s)", gates)
 	}
 	args := []string{
 		"--config", n.KubeletConfig(),

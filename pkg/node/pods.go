@@ -50,6 +50,13 @@ func ExitingPodManifest(name, hostPathDir string, after time.Duration) string {
 		fmt.Sprintf("echo written-by-container > /data/hello; sleep %.3f", after.Seconds()))
 }
 
+// CrashLoopPodManifest is a PodManifest pod with restartPolicy Always whose
+// one container, ExitContainer, sleeps for after and exits 1: the kubelet
+// restarts it after its crash-loop back-off, again and again.
+func CrashLoopPodManifest(name, hostPathDir string, after time.Duration) string {
+	return podManifest(name, hostPathDir, nil, "Always", ExitContainer, fmt.Sprintf("sleep %.3f; exit 1", after.Seconds()))
+}
+
 // podManifest is the manifest of PodManifest and ExitingPodManifest, with an
 // optional restartPolicy.
 func podManifest(name, hostPathDir string, annotations map[string]string, restartPolicy, container, command string) string {

@@ -18,7 +18,8 @@ limitations under the License.
 // and make node-bench-cluster): the same workload on a fresh node for each
 // kubelet configuration, round after round: upstream's kubelet (stock, built
 // from the release's tag without the series) and the patched kubelet with
-// the EventedVolumeManager gate off and on.
+// the EventedVolumeManager gate off and on, with every gate of the series
+// on, and with the VolumesInUseNodeStatusUpdate gate alone on.
 //
 // On a standalone node (static pods) it measures idle kubelet CPU from
 // /proc, the volume manager's share of it from a pprof profile, the loops'
@@ -79,6 +80,12 @@ type Options struct {
 	// often /proc/self/mountinfo is read meanwhile.
 	ExitPods int
 	ExitPoll time.Duration
+	// CrashLoopPods is how many pods whose container exits 1 every
+	// CrashLoopAfter (restartPolicy Always, so they crash-loop) a
+	// standalone node adds last, and CrashLoopWindow how long their cost
+	// is measured (measureCrashLoop).
+	CrashLoopPods   int
+	CrashLoopWindow time.Duration
 	// StockKubelet is upstream's kubelet, built without the series, that
 	// the Stock configuration runs.
 	StockKubelet string
@@ -97,52 +104,113 @@ type Options struct {
 type Config string
 
 // The configurations: upstream's kubelet, and the patched kubelet with the
-// gate off and on.
+// series' gates set in turn.
 const (
 	// Stock is upstream's kubelet of the release, built from its tag
-	// without the series, with no EventedVolumeManager gate in its
-	// configuration: upstream's kubelet does not know the gate.
+	// without the series, with none of the series' gates in its
+	// configuration: upstream's kubelet does not know them.
 	Stock Config = "stock"
-	// GateOff is the patched kubelet with the gate off.
+	// GateOff is the patched kubelet with the EventedVolumeManager gate
+	// off, and the series' other gates off too.
 	GateOff Config = "gate off"
-	// GateOn is the patched kubelet with the gate on.
+	// GateOn is the patched kubelet with the EventedVolumeManager gate on
+	// alone.
 	GateOn Config = "gate on"
+	// AllGates is the patched kubelet with every gate of the series on:
+	// EventedVolumeManager, RelistOnPodTermination and
+	// VolumesInUseNodeStatusUpdate.
+	AllGates Config = "all gates"
+	// NodeStatusGate is the patched kubelet with VolumesInUseNodeStatusUpdate
+	// alone on, EventedVolumeManager off. The gate acts only with an API
+	// server: on a standalone node it runs as GateOff does.
+	NodeStatusGate Config = "node-status gate"
 )
 
-// Configs are the configurations in the order the report shows them.
-var Configs = []Config{Stock, GateOff, GateOn}
+// Configs are every configuration, in the order the report shows them for
+// results that do not say their run's (Result.Configs).
+var Configs = []Config{Stock, GateOff, GateOn, AllGates, NodeStatusGate}
+
+// DefaultConfigs are the configurations a run has unless it says which: on
+// a standalone node stock, gate off, gate on and all gates; on a cluster
+// node, which runs no stock kubelet, gate off, gate on, node-status gate and
+// all gates.
+func DefaultConfigs(cluster bool) []Config {
+	if cluster {
+		return []Config{GateOff, GateOn, NodeStatusGate, AllGates}
+	}
+	return []Config{Stock, GateOff, GateOn, AllGates}
+}
+
+// ParseConfigs reads a comma-separated list of configurations, each by its
+// name ("gate off") or with hyphens for its spaces ("gate-off", which a
+// shell's word splitting leaves whole).
+func ParseConfigs(s string) ([]Config, error) {
+	var cs []Config
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(Configs, func(c Config) bool { return name == string(c) || name == c.hyphenated() })
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("no configuration %q: want some of %q", name, Configs)
+		case slices.Contains(cs, Configs[i]):
+			return nil, fmt.Errorf("configuration %q twice", name)
+		}
+		cs = append(cs, Configs[i])
+	}
+	return cs, nil
+}
+
+// FeatureGates are c's gate values as node.Options takes them:
+// EventedVolumeManager's (Options.Gate) and the series' other gates on
+// (Options.Gates). Stock has none: upstream's kubelet knows none of them.
+func (c Config) FeatureGates() (gate bool, gates map[string]bool) {
+	switch c {
+	case GateOn:
+		return true, nil
+	case AllGates:
+		return true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}
+	case NodeStatusGate:
+		return false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}
+	}
+	return false, nil
+}
 
 // Gate is the EventedVolumeManager gate's value in c; false for Stock,
 // which has no such gate.
-func (c Config) Gate() bool { return c == GateOn }
-
-// WorkDir is c's work directory under Options.Dir: work-stock,
-// work-gate-false or work-gate-true.
-func (c Config) WorkDir() string {
-	if c == Stock {
-		return "work-stock"
-	}
-	return fmt.Sprintf("work-gate-%t", c.Gate())
+func (c Config) Gate() bool {
+	gate, _ := c.FeatureGates()
+	return gate
 }
 
-// RoundOrder is the order of the configurations in a round. Odd rounds take
-// the rotations of stock, gate off, gate on in turn (round 1: stock, off,
-// on; round 3: off, on, stock; round 5: on, stock, off), and each even
-// round runs the round before it backwards. So each configuration goes
-// first in one of the first three rounds, rounds 1 to 6 run all six orders,
-// and over each pair of rounds (1 and 2, 3 and 4, ...) every configuration
-// stands in the middle on average: a drift of the node over a round (the
-// runtime's state growing, the host warming up) weighs on all of them alike
-// instead of always on the last. Without stock, the same orders with stock
-// left out: gate off and on trade places within each pair of rounds.
-func RoundOrder(round int, stock bool) []Config {
-	k := ((round - 1) / 2) % len(Configs)
-	order := append(slices.Clone(Configs[k:]), Configs[:k]...)
+// WorkDir is c's work directory under Options.Dir: work-stock,
+// work-gate-false, work-gate-true, work-all-gates or work-node-status-gate.
+func (c Config) WorkDir() string {
+	if c == GateOff || c == GateOn {
+		return fmt.Sprintf("work-gate-%t", c.Gate())
+	}
+	return "work-" + c.hyphenated()
+}
+
+// hyphenated is c's name with hyphens for its spaces.
+func (c Config) hyphenated() string { return strings.ReplaceAll(string(c), " ", "-") }
+
+// RoundOrder is the order of a run's configurations in a round. Odd rounds
+// take the rotations of configs in turn (of stock, gate off, gate on: round
+// 1 stock, off, on; round 3 off, on, stock; round 5 on, stock, off), and
+// each even round runs the round before it backwards. So each
+// configuration goes first in one of the first len(configs) odd rounds
+// (with three, rounds 1 to 6 run all six orders), and over each pair of
+// rounds (1 and 2, 3 and 4, ...) every configuration stands in the middle
+// on average: a drift of the node over a round (the runtime's state
+// growing, the host warming up) weighs on all of them alike instead of
+// always on the last. Leaving a configuration out of every order keeps
+// that: node-bench -stock=false leaves stock out of these orders, so that
+// without stock gate off and on trade places within each pair of rounds.
+func RoundOrder(round int, configs []Config) []Config {
+	k := ((round - 1) / 2) % len(configs)
+	order := append(slices.Clone(configs[k:]), configs[:k]...)
 	if round%2 == 0 {
 		slices.Reverse(order)
-	}
-	if !stock {
-		order = slices.DeleteFunc(order, func(c Config) bool { return c == Stock })
 	}
 	return order
 }
@@ -150,9 +218,12 @@ func RoundOrder(round int, stock bool) []Config {
 // Mode is one configuration's measurements in one round; the fields of one
 // kind of node only are empty on the other. Times are in seconds.
 type Mode struct {
-	// Gate and Stock (upstream's kubelet; Gate is then false) say the
-	// configuration; KubeletVersion is the kubelet's --version, Runtime the
-	// container runtime (node.Options.RuntimeLabel).
+	// Config is the configuration; Gate is its EventedVolumeManager gate,
+	// and Stock says it is upstream's kubelet (Gate is then false): results
+	// of runs before Config have these two alone (UnmarshalJSON).
+	// KubeletVersion is the kubelet's --version, Runtime the container
+	// runtime (node.Options.RuntimeLabel).
+	Config         Config `json:"config,omitempty"`
 	Gate           bool   `json:"gate"`
 	Stock          bool   `json:"stock,omitempty"`
 	KubeletVersion string `json:"kubeletVersion,omitempty"`
@@ -223,6 +294,12 @@ type Mode struct {
 	// showing no mount left under the pod's volumes directory.
 	ExitUnmount     []float64 `json:"exitUnmount,omitempty"`
 	ExitPollSeconds float64   `json:"exitPollSeconds,omitempty"`
+	// ExitSteps breaks ExitUnmount down, by ExitStep key: for each exiting
+	// pod whose kubelet log (at --v=4) has both ends of a step, its time in
+	// seconds.
+	ExitSteps map[string][]float64 `json:"exitSteps,omitempty"`
+	// CrashLoop is what crash-looping pods cost (measureCrashLoop).
+	CrashLoop *CrashLoopCost `json:"crashLoop,omitempty"`
 	// DeleteCPU and AddCPU are the CPU spent while the single pods are
 	// deleted and while they are added.
 	DeleteCPU *ChurnCPU `json:"deleteCPU,omitempty"`
@@ -246,16 +323,23 @@ type Mode struct {
 	APIRequests map[string]cluster.APIRequests `json:"apiRequests,omitempty"`
 }
 
-// Config is the configuration m measured.
-func (m Mode) Config() Config {
-	switch {
-	case m.Stock:
-		return Stock
-	case m.Gate:
-		return GateOn
-	default:
-		return GateOff
+// UnmarshalJSON reads m; results of runs before Mode.Config get theirs
+// from Stock and Gate: stock, gate on or gate off.
+func (m *Mode) UnmarshalJSON(data []byte) error {
+	type mode Mode // without this method
+	if err := json.Unmarshal(data, (*mode)(m)); err != nil {
+		return err
 	}
+	switch {
+	case m.Config != "":
+	case m.Stock:
+		m.Config = Stock
+	case m.Gate:
+		m.Config = GateOn
+	default:
+		m.Config = GateOff
+	}
+	return nil
 }
 
 // RuntimeName is the short name of the mode's container runtime: containerd
@@ -326,35 +410,51 @@ type KindTimes struct {
 }
 
 // Result is a whole benchmark run, on a cluster node or not: the rounds of
-// upstream's kubelet (none without stock) and of the series' kubelet with
-// the gate off and on, and the configurations each round ran, in order.
+// each configuration (upstream's kubelet, none without stock; the series'
+// kubelet with the gate off and on; with all gates; with the node-status
+// gate), and the configurations each round ran, in order.
 type Result struct {
-	Cluster bool   `json:"cluster,omitempty"`
-	Stock   []Mode `json:"stock,omitempty"`
-	Off, On []Mode
-	Orders  [][]Config `json:"orders"`
+	Cluster bool `json:"cluster,omitempty"`
+	// Configs are the run's configurations, in the order the report shows
+	// them; empty in results of runs before it, which the report shows in
+	// the order of Configs.
+	Configs        []Config `json:"configs,omitempty"`
+	Stock          []Mode   `json:"stock,omitempty"`
+	Off, On        []Mode
+	AllGates       []Mode     `json:"allGates,omitempty"`
+	NodeStatusGate []Mode     `json:"nodeStatusGate,omitempty"`
+	Orders         [][]Config `json:"orders"`
 }
 
-// Add files m with the rounds of its configuration.
+// modes is where r keeps the rounds of configuration c; nil for a c not in
+// Configs.
+func (r *Result) modes(c Config) *[]Mode {
+	return map[Config]*[]Mode{Stock: &r.Stock, GateOff: &r.Off, GateOn: &r.On, AllGates: &r.AllGates, NodeStatusGate: &r.NodeStatusGate}[c]
+}
+
+// Add files m with the rounds of its configuration, m.Config, which must be
+// one of Configs.
 func (r *Result) Add(m Mode) {
-	switch m.Config() {
-	case Stock:
-		r.Stock = append(r.Stock, m)
-	case GateOn:
-		r.On = append(r.On, m)
-	default:
-		r.Off = append(r.Off, m)
-	}
+	p := r.modes(m.Config)
+	*p = append(*p, m)
 }
 
 // Modes are the rounds of configuration c.
 func (r Result) Modes(c Config) []Mode {
-	return map[Config][]Mode{Stock: r.Stock, GateOff: r.Off, GateOn: r.On}[c]
+	if p := r.modes(c); p != nil {
+		return *p
+	}
+	return nil
 }
 
-// configs are the configurations r has rounds of, in the report's order.
+// configs are the configurations r has rounds of, in the report's order:
+// the run's (Result.Configs), or that of Configs.
 func (r Result) configs() []Config {
-	return slices.DeleteFunc(slices.Clone(Configs), func(c Config) bool { return len(r.Modes(c)) == 0 })
+	cs := r.Configs
+	if len(cs) == 0 {
+		cs = Configs
+	}
+	return slices.DeleteFunc(slices.Clone(cs), func(c Config) bool { return len(r.Modes(c)) == 0 })
 }
 
 // Load reads a result written by Save.
@@ -367,8 +467,8 @@ func Load(path string) (Result, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return r, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(r.Off) == 0 || len(r.On) == 0 {
-		return r, fmt.Errorf("%s: want results for the gate off and on", path)
+	if len(r.configs()) == 0 {
+		return r, fmt.Errorf("%s: want results of a configuration", path)
 	}
 	return r, nil
 }

@@ -31,6 +31,7 @@ import (
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/kubeletlog"
+	"evented-volume-manager/pkg/node"
 )
 
 // samples are a figure's values in one round; pooled gathers them over
@@ -119,9 +120,12 @@ type Stat struct {
 // Spread is how far apart the rounds were: Max - Min.
 func (s Stat) Spread() float64 { return s.Max - s.Min }
 
+// noStat is the Stat of a figure nothing measured.
+func noStat() Stat { return Stat{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()} }
+
 // statOf is value over modes pooled, and its extremes in single rounds.
 func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
-	s := Stat{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	s := noStat()
 	if len(modes) == 0 {
 		return s
 	}
@@ -138,32 +142,43 @@ func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
 	return s
 }
 
-// Row is a line of the comparison table: a figure of upstream's kubelet
-// (Stock, NaN in results without it) and of the series' kubelet with the
-// gate off and on.
+// Row is a line of the comparison table: a figure of each configuration.
 type Row struct {
 	Figure    string
 	Unit      string
 	LowerWins bool
-	Stock     Stat
-	Off, On   Stat
-	// offNote stands in the gate-off cell where gate off has no value.
+	// Stats are the figure of each configuration the results have.
+	Stats map[Config]Stat
+	// offNote stands in the cell of a configuration with the
+	// EventedVolumeManager gate off where it has no value.
 	offNote string
 }
 
-// Ratio is off/on for figures where lower is better (on/off otherwise), so
-// that "9x" reads as nine times better with the gate on.
-func (r Row) Ratio() string { return bench.Ratio(r.Off.Value, r.On.Value, r.LowerWins) }
+// Stat is the figure of configuration c: NaN where the results have no c.
+func (r Row) Stat(c Config) Stat {
+	if s, ok := r.Stats[c]; ok {
+		return s
+	}
+	return noStat()
+}
+
+// Ratio is c's value over gate on's for figures where lower is better (the
+// other way round otherwise), so that with c gate off "9x" reads as nine
+// times better with the gate on.
+func (r Row) Ratio(c Config) string {
+	return bench.Ratio(r.Stat(c).Value, r.Stat(GateOn).Value, r.LowerWins)
+}
 
 // StockDiffers reports whether stock and gate off differ by more than the
 // rounds' spread: their values are further apart than the wider of their
 // spreads across rounds. Without two rounds of each there is no spread to
 // judge by, and it reports false.
 func (r Row) StockDiffers() bool {
-	if r.Stock.Rounds < 2 || r.Off.Rounds < 2 || math.IsNaN(r.Stock.Value) || math.IsNaN(r.Off.Value) {
+	stock, off := r.Stat(Stock), r.Stat(GateOff)
+	if stock.Rounds < 2 || off.Rounds < 2 || math.IsNaN(stock.Value) || math.IsNaN(off.Value) {
 		return false
 	}
-	return math.Abs(r.Stock.Value-r.Off.Value) > max(r.Stock.Spread(), r.Off.Spread())
+	return math.Abs(stock.Value-off.Value) > max(stock.Spread(), off.Spread())
 }
 
 // figure is a row of the comparison table, to compute from any rounds.
@@ -207,7 +222,8 @@ func memoryFigures() []figure {
 
 // standaloneFigures are the rows of a standalone node's table.
 func standaloneFigures(r Result) []figure {
-	rt, gap, pods := r.On[0].RuntimeName(), r.On[0].GapSeconds, r.On[0].Pods
+	m := r.lead()[0]
+	rt, gap, pods := m.RuntimeName(), m.GapSeconds, m.Pods
 	fs := []figure{
 		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(kubeletCPU, 1)},
 		{name: "idle " + rt + " CPU (median of windows)", unit: "CPU-s/min", lowerWins: true, value: median(runtimeCPU, 1)},
@@ -235,6 +251,8 @@ func standaloneFigures(r Result) []figure {
 		quantiles(fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.UnmountEndToEnd }),
 		quantiles(fmt.Sprintf("volume-ready wait, %d pods at once", pods), false, func(m Mode) []float64 { return m.BurstMount }),
 		quantiles("container exited on its own → volumes unmounted (mountinfo)", true, func(m Mode) []float64 { return m.ExitUnmount }),
+		exitStepFigures(),
+		crashLoopFigures(),
 		[]figure{{name: fmt.Sprintf("all %d pods running, from manifests written", pods), unit: "s", lowerWins: true,
 			value: median(func(m Mode) []float64 { return []float64{m.StartupSeconds} }, 1)}},
 	)
@@ -286,7 +304,7 @@ func clusterFigures(r Result) []figure {
 		}
 	}
 	for _, kind := range ClusterPodKinds {
-		if pooledKind(r.Off, kind.Key) == nil || pooledKind(r.On, kind.Key) == nil {
+		if slices.ContainsFunc(r.configs(), func(c Config) bool { return pooledKind(r.Modes(c), kind.Key) == nil }) {
 			continue
 		}
 		for _, t := range []struct {
@@ -343,9 +361,13 @@ func Rows(r Result) []Row {
 	}
 	var rows []Row
 	for _, f := range fs {
-		row := Row{Figure: f.name, Unit: f.unit, LowerWins: f.lowerWins, offNote: f.offNote,
-			Stock: statOf(r.Stock, f.value), Off: statOf(r.Off, f.value), On: statOf(r.On, f.value)}
-		if f.optional && math.IsNaN(row.Stock.Value) && math.IsNaN(row.Off.Value) && math.IsNaN(row.On.Value) {
+		row := Row{Figure: f.name, Unit: f.unit, LowerWins: f.lowerWins, offNote: f.offNote, Stats: map[Config]Stat{}}
+		measured := false
+		for _, c := range r.configs() {
+			row.Stats[c] = statOf(r.Modes(c), f.value)
+			measured = measured || !math.IsNaN(row.Stats[c].Value)
+		}
+		if f.optional && !measured {
 			continue
 		}
 		rows = append(rows, row)
@@ -353,28 +375,30 @@ func Rows(r Result) []Row {
 	return rows
 }
 
-// APIRequestRow is one line of the kubelet's API requests table: per gate
-// value (0 off, 1 on), requests a minute in the idle and churn phases, and
-// the most received in any 1 s of each.
+// APIRequestRow is one line of the kubelet's API requests table: per
+// configuration, in the report's order, requests a minute in the idle and
+// churn phases, and the most received in any 1 s of each.
 type APIRequestRow struct {
 	Key               string
-	Idle, Churn       [2]float64
-	IdleMax, ChurnMax [2]int
+	Idle, Churn       []float64
+	IdleMax, ChurnMax []int
 }
 
 // APIRequestRows are the kubelet's requests by verb and resource, sorted by
 // resource, then verb.
 func APIRequestRows(r Result) []APIRequestRow {
+	configs := r.configs()
 	byKey := map[string]*APIRequestRow{}
 	// Seconds and counts add up over the rounds; the most in 1 s is the
 	// rounds' most.
-	for g, modes := range [][]Mode{r.Off, r.On} {
+	for g, c := range configs {
 		seconds, counts := map[string]float64{}, map[[2]string]int{}
-		for _, m := range modes {
+		for _, m := range r.Modes(c) {
 			for phase, a := range m.APIRequests {
 				seconds[phase] += a.Seconds
 				for key, v := range a.Count {
-					row := cmp.Or(byKey[key], &APIRequestRow{Key: key})
+					n := len(configs)
+					row := cmp.Or(byKey[key], &APIRequestRow{Key: key, Idle: make([]float64, n), Churn: make([]float64, n), IdleMax: make([]int, n), ChurnMax: make([]int, n)})
 					byKey[key] = row
 					counts[[2]string{phase, key}] += v
 					most := &row.ChurnMax[g]
@@ -405,14 +429,27 @@ func APIRequestRows(r Result) []APIRequestRow {
 	return rows
 }
 
-// Markdown renders the comparison: on a standalone node stock (when the
-// results have it), gate off, gate on, and the ratios against gate on, each
-// value with its extremes in single rounds; then whether stock and gate off
-// differ beyond the rounds' spread, and the single-pod deletion phases. On
-// a cluster node gate off and on, then the kubelet's API requests.
+// lead are the rounds a report takes the run's settings from: gate on's, or
+// without gate on those of the first configuration of the series' kubelet,
+// or stock's.
+func (r Result) lead() []Mode {
+	configs := r.configs()
+	for _, c := range append([]Config{GateOn}, configs...) {
+		if c != Stock && len(r.Modes(c)) > 0 {
+			return r.Modes(c)
+		}
+	}
+	return r.Modes(configs[0])
+}
+
+// Markdown renders the comparison: a column for each configuration, and the
+// ratios of stock and gate off against gate on, on a standalone node each
+// value with its extremes in single rounds; then on a standalone node
+// whether stock and gate off differ beyond the rounds' spread, and the
+// single-pod deletion phases; on a cluster node the kubelet's API requests.
 func Markdown(r Result) string {
 	var b strings.Builder
-	m := r.On[0]
+	m := r.lead()[0]
 	if r.Cluster {
 		fmt.Fprintf(&b, "### Cluster node: %d API pods × %d volumes (projected token, configMap, secret, emptyDir), %s and runc\n\n", m.Pods, m.Volumes, m.Runtime)
 		orders := make([]string, len(r.Orders))
@@ -423,11 +460,15 @@ func Markdown(r Result) string {
 		if t := m.Kinds[ClusterPodKinds[0].Key]; t != nil {
 			singles = len(t.MountEndToEnd)
 		}
+		per := "per configuration"
+		if slices.Equal(r.configs(), []Config{GateOff, GateOn}) {
+			per = "per gate value"
+		}
 		fmt.Fprintf(&b, "etcd, kube-apiserver and kube-controller-manager (attach/detach, PV binder, service accounts, root CA) from the tree; "+
 			"the kubelet registered as a node at --v=3; the project's CSI driver (attachRequired) and attacher. "+
-			"%d round(s) per gate value, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
+			"%d round(s) %s, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
 			"%d single pods of each kind per round, %gs apart; %d configMap updates per round, made with the kubelet at --v=%d.\n\n",
-			len(r.On), strings.Join(orders, ", "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singles, m.GapSeconds,
+			len(r.lead()), per, strings.Join(orders, ", "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singles, m.GapSeconds,
 			len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, churnVerbosity)
 	} else {
 		fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at --v=3 (--v=%d while single pods are deleted and added)\n\n",
@@ -437,7 +478,7 @@ func Markdown(r Result) string {
 			orders[i] = fmt.Sprintf("round %d ran %s", i+1, join(order, ", "))
 		}
 		fmt.Fprintf(&b, "%d round(s) per configuration: %s; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per configuration).\n\n",
-			len(r.On), strings.Join(orders, "; "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(pooled(r.On, func(m Mode) []float64 { return m.Mount })))
+			len(r.lead()), strings.Join(orders, "; "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(pooled(r.lead(), func(m Mode) []float64 { return m.Mount })))
 	}
 	rows := Rows(r)
 	table(&b, r, rows)
@@ -446,81 +487,107 @@ func Markdown(r Result) string {
 	} else {
 		standaloneNotes(&b, r, rows)
 	}
-	if top := r.On[len(r.On)-1].VolumeManagerTop; len(top) > 0 {
-		fs := make([]string, len(top))
-		for i, f := range top {
-			fs[i] = fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
+	// The last round of each configuration with the EventedVolumeManager
+	// gate on: the gate's loops.
+	for _, c := range r.configs() {
+		last := r.Modes(c)[len(r.Modes(c))-1]
+		if top := last.VolumeManagerTop; len(top) > 0 && c.Gate() {
+			fs := make([]string, len(top))
+			for i, f := range top {
+				fs[i] = fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
+			}
+			fmt.Fprintf(&b, "\n%s, volume manager functions with the most CPU (last round): %s\n", capitalized(string(c)), strings.Join(fs, ", "))
 		}
-		fmt.Fprintf(&b, "\nGate on, volume manager functions with the most CPU (last round): %s\n", strings.Join(fs, ", "))
 	}
-	if t := r.On[len(r.On)-1].Triggers; len(t) > 0 && r.Cluster {
-		fmt.Fprintf(&b, "\nGate on, loop iterations by trigger over the last round: %s\n", formatCounts(t))
+	for _, c := range r.configs() {
+		if t := r.Modes(c)[len(r.Modes(c))-1].Triggers; len(t) > 0 && r.Cluster && c.Gate() {
+			fmt.Fprintf(&b, "\n%s, loop iterations by trigger over the last round: %s\n", capitalized(string(c)), formatCounts(t))
+		}
 	}
 	phaseTable(&b, r)
 	return b.String()
 }
 
+// ratioConfigs are the configurations the tables divide by gate on, of
+// configs: stock and gate off, where configs have them and gate on.
+func ratioConfigs(configs []Config) []Config {
+	if !slices.Contains(configs, GateOn) {
+		return nil
+	}
+	return slices.DeleteFunc([]Config{Stock, GateOff}, func(c Config) bool { return !slices.Contains(configs, c) })
+}
+
+// ratioName heads the column of c's ratio against gate on: stock/on,
+// off/on.
+func ratioName(c Config) string { return short(c) + "/on" }
+
 // table writes the comparison table: a column for each configuration, then
-// stock/on (with stock) and off/on. On a standalone node each value has,
+// stock/on and off/on (ratioConfigs). On a standalone node each value has,
 // with two rounds or more, its extremes in single rounds.
 func table(b *strings.Builder, r Result, rows []Row) {
-	stock := len(r.Stock) > 0
-	if stock {
-		b.WriteString("| figure | stock | gate off | gate on | stock/on | off/on |\n|---|---|---|---|---|---|\n")
-	} else {
-		b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
+	configs, ratios := r.configs(), ratioConfigs(r.configs())
+	header := []string{"figure"}
+	for _, c := range configs {
+		header = append(header, string(c))
 	}
-	cell := func(s Stat, unit string) string {
-		if r.Cluster {
-			return bench.Cell(s.Value, unit)
-		}
-		return statCell(s, unit)
+	for _, c := range ratios {
+		header = append(header, ratioName(c))
 	}
+	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 	for _, row := range rows {
 		cells := []string{row.Figure}
-		if stock {
-			cells = append(cells, cell(row.Stock, row.Unit))
+		for _, c := range configs {
+			s := row.Stat(c)
+			switch {
+			case math.IsNaN(s.Value) && row.offNote != "" && !c.Gate():
+				cells = append(cells, row.offNote)
+			case r.Cluster:
+				cells = append(cells, bench.Cell(s.Value, row.Unit))
+			default:
+				cells = append(cells, statCell(s, row.Unit))
+			}
 		}
-		off := cell(row.Off, row.Unit)
-		if math.IsNaN(row.Off.Value) && row.offNote != "" {
-			off = row.offNote
+		for _, c := range ratios {
+			cells = append(cells, row.Ratio(c))
 		}
-		cells = append(cells, off, cell(row.On, row.Unit))
-		if stock {
-			cells = append(cells, bench.Ratio(row.Stock.Value, row.On.Value, row.LowerWins)) // stock/on
-		}
-		fmt.Fprintf(b, "| %s | %s |\n", strings.Join(cells, " | "), row.Ratio())
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
 }
 
 // standaloneNotes say how the table reads, which rows stock and gate off
 // differ on, and the idle windows' kubelet CPU.
 func standaloneNotes(b *strings.Builder, r Result, rows []Row) {
-	if len(r.On) > 1 {
+	configs := r.configs()
+	if len(r.lead()) > 1 {
 		b.WriteString("\nEach value pools all rounds; in parentheses, the lowest and highest single round.")
 	} else {
 		b.WriteString("\nOne round: no spread across rounds.")
 	}
 	var exits, windows []string
-	for _, c := range r.configs() {
+	for _, c := range configs {
 		exits = append(exits, fmt.Sprint(len(pooled(r.Modes(c), func(m Mode) []float64 { return m.ExitUnmount }))))
 		windows = append(windows, list(pooled(r.Modes(c), kubeletCPU)))
 	}
-	if m := r.On[0]; len(m.ExitUnmount) > 0 {
+	if m := r.lead()[0]; len(m.ExitUnmount) > 0 {
 		fmt.Fprintf(b, " The container-exit rows time pods with restartPolicy Never whose one container sleeps %v to %v and exits 0, nothing deleting them: "+
 			"from the container's finishedAt (the runtime's) to /proc/self/mountinfo, read every %v, showing no mount under the pod's volumes directory; "+
-			"pods (%s): %s.", exitMin, exitMax, time.Duration(m.ExitPollSeconds*float64(time.Second)), join(r.configs(), " / "), strings.Join(exits, " / "))
+			"pods (%s): %s.", exitMin, exitMax, time.Duration(m.ExitPollSeconds*float64(time.Second)), join(configs, " / "), strings.Join(exits, " / "))
 	}
-	stock := len(r.Stock) > 0
-	if !stock {
-		b.WriteString(" off/on divides gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
-	} else {
+	switch ratios := ratioConfigs(configs); len(ratios) {
+	case 0:
+		b.WriteString("\n")
+	case 1:
+		fmt.Fprintf(b, " %s divides %s's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n", ratioName(ratios[0]), ratios[0])
+	default:
 		b.WriteString(" stock/on and off/on divide stock's and gate off's value by gate on's (the other way round where more is better): above 1x, the gate on does better.\n")
+	}
+	stock := slices.Contains(configs, Stock)
+	if stock && slices.Contains(configs, GateOff) {
 		var differ strings.Builder
 		for _, row := range rows {
-			if row.StockDiffers() {
+			if st, off := row.Stat(Stock), row.Stat(GateOff); row.StockDiffers() {
 				fmt.Fprintf(&differ, "- **stock and gate off differ beyond the rounds' spread: %s**: stock %s, gate off %s; spread across rounds %s (stock), %s (gate off)\n",
-					row.Figure, bench.Cell(row.Stock.Value, row.Unit), bench.Cell(row.Off.Value, row.Unit), bench.Cell(row.Stock.Spread(), row.Unit), bench.Cell(row.Off.Spread(), row.Unit))
+					row.Figure, bench.Cell(st.Value, row.Unit), bench.Cell(off.Value, row.Unit), bench.Cell(st.Spread(), row.Unit), bench.Cell(off.Spread(), row.Unit))
 			}
 		}
 		switch {
@@ -532,54 +599,110 @@ func standaloneNotes(b *strings.Builder, r Result, rows []Row) {
 			b.WriteString("\n" + differ.String())
 		}
 	}
-	fmt.Fprintf(b, "\nEach window, kubelet CPU-s/min (%s): %s\n", join(r.configs(), " | "), strings.Join(windows, " | "))
-	if stock {
+	fmt.Fprintf(b, "\nEach window, kubelet CPU-s/min (%s): %s\n", join(configs, " | "), strings.Join(windows, " | "))
+	if stock && slices.ContainsFunc(configs, func(c Config) bool { return c != Stock }) {
 		fmt.Fprintf(b, "\nStock is upstream's kubelet (%s), built from the release's tag without the series and configured without the EventedVolumeManager gate, which it does not know; "+
 			"gate off and gate on are the series' kubelet (%s). Stock and gate off count no loop iterations or passes; upstream's loops run every 100 ms.\n",
-			r.Stock[len(r.Stock)-1].KubeletVersion, r.On[len(r.On)-1].KubeletVersion)
-	} else {
+			r.Stock[len(r.Stock)-1].KubeletVersion, r.lead()[len(r.lead())-1].KubeletVersion)
+	} else if !stock {
 		b.WriteString("\nThe gate-off kubelet is upstream's code, which counts no loop iterations; upstream's loops run every 100 ms.\n")
+	}
+	gatesNote(b, r)
+}
+
+// gatesNote says which of the series' gates the configurations beyond gate
+// off and on have on.
+func gatesNote(b *strings.Builder, r Result) {
+	var notes []string
+	for _, c := range r.configs() {
+		gate, gates := c.FeatureGates()
+		if len(gates) == 0 {
+			continue
+		}
+		var on []string
+		if gate {
+			on = append(on, "EventedVolumeManager")
+		}
+		for _, name := range slices.Sorted(maps.Keys(gates)) {
+			if gates[name] {
+				on = append(on, name)
+			}
+		}
+		note := fmt.Sprintf("%s has %s on", capitalized(string(c)), prose(on))
+		if gates[node.VolumesInUseNodeStatusUpdate] && !r.Cluster {
+			note += " (" + node.VolumesInUseNodeStatusUpdate + " acts only with an API server, which a standalone node has not)"
+		}
+		notes = append(notes, note+".")
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(b, "\n%s\n", strings.Join(notes, " "))
 	}
 }
 
 // clusterNotes give the idle windows' CPU, the config maps' and remounts'
 // times per round, and the kubelet's API requests.
 func clusterNotes(b *strings.Builder, r Result) {
-	both := func(of samples) string { return list(pooled(r.Off, of)) + " | " + list(pooled(r.On, of)) }
-	missed := func(modes []Mode, of func(m Mode) int) (n int) {
-		for _, m := range modes {
-			n += of(m)
+	configs := r.configs()
+	// each joins of's text of each configuration's rounds with " | ".
+	each := func(of func(modes []Mode) string) string {
+		s := make([]string, len(configs))
+		for i, c := range configs {
+			s[i] = of(r.Modes(c))
 		}
-		return n
+		return strings.Join(s, " | ")
 	}
-	configMapMissed := func(m Mode) int { return m.ConfigMapUpdateMissed }
-	remountMissed := func(m Mode) int { return m.RemountMissed }
-	fmt.Fprintf(b, "\nEach window, CPU-s/min (gate off | gate on): kubelet %s; runtime %s; kube-apiserver %s.\n",
-		both(kubeletCPU), both(runtimeCPU), both(perMinute(func(m Mode) []float64 { return m.APIServerCPU })))
-	fmt.Fprintf(b, "Volume manager CPU-s/min per round (gate off | gate on): %s.\n", both(vmCPU))
-	fmt.Fprintf(b, "ConfigMap updates not in the pod's file within the timeout (gate off | gate on): %d | %d.\n",
-		missed(r.Off, configMapMissed), missed(r.On, configMapMissed))
-	p50s := func(modes []Mode, scale float64, of func(Mode) []float64) string {
-		xs := make([]float64, len(modes))
-		for i, m := range modes {
-			xs[i] = scale * bench.Median(of(m))
-		}
-		return list(xs)
+	all := func(of samples) string { return each(func(modes []Mode) string { return list(pooled(modes, of)) }) }
+	missed := func(of func(m Mode) int) string {
+		return each(func(modes []Mode) string {
+			n := 0
+			for _, m := range modes {
+				n += of(m)
+			}
+			return fmt.Sprint(n)
+		})
 	}
-	configMap := func(m Mode) []float64 { return m.ConfigMapUpdate }
-	remount := func(m Mode) []float64 { return m.Remount }
-	fmt.Fprintf(b, "Per round p50 (gate off | gate on): configMap updated → pod file %s | %s s; pod sync → volumes remounted %s | %s ms "+
-		"(%d | %d syncs with no remount logged).\n", p50s(r.Off, 1, configMap), p50s(r.On, 1, configMap),
-		p50s(r.Off, 1000, remount), p50s(r.On, 1000, remount), missed(r.Off, remountMissed), missed(r.On, remountMissed))
+	p50s := func(scale float64, of func(Mode) []float64) string {
+		return each(func(modes []Mode) string {
+			xs := make([]float64, len(modes))
+			for i, m := range modes {
+				xs[i] = scale * bench.Median(of(m))
+			}
+			return list(xs)
+		})
+	}
+	names := join(configs, " | ")
+	fmt.Fprintf(b, "\nEach window, CPU-s/min (%s): kubelet %s; runtime %s; kube-apiserver %s.\n",
+		names, all(kubeletCPU), all(runtimeCPU), all(perMinute(func(m Mode) []float64 { return m.APIServerCPU })))
+	fmt.Fprintf(b, "Volume manager CPU-s/min per round (%s): %s.\n", names, all(vmCPU))
+	fmt.Fprintf(b, "ConfigMap updates not in the pod's file within the timeout (%s): %s.\n",
+		names, missed(func(m Mode) int { return m.ConfigMapUpdateMissed }))
+	fmt.Fprintf(b, "Per round p50 (%s): configMap updated → pod file %s s; pod sync → volumes remounted %s ms (%s syncs with no remount logged).\n",
+		names, p50s(1, func(m Mode) []float64 { return m.ConfigMapUpdate }), p50s(1000, func(m Mode) []float64 { return m.Remount }),
+		missed(func(m Mode) int { return m.RemountMissed }))
 	if rows := APIRequestRows(r); len(rows) > 0 {
 		b.WriteString("\nThe kubelet's requests to kube-apiserver (its audit log, user system:node:<node>) a minute, in the idle windows and " +
-			"while the CSI pods are added and deleted, and the most received in any 1 s (idle / churn):\n\n" +
-			"| request | idle, off | idle, on | churn, off | churn, on | most in 1 s, off | most in 1 s, on |\n|---|---|---|---|---|---|---|\n")
+			"while the CSI pods are added and deleted, and the most received in any 1 s (idle / churn):\n\n| request |")
+		for _, column := range []string{"idle", "churn", "most in 1 s"} {
+			for _, c := range configs {
+				fmt.Fprintf(b, " %s, %s |", column, short(c))
+			}
+		}
+		fmt.Fprintf(b, "\n|---|%s\n", strings.Repeat("---|", 3*len(configs)))
 		for _, row := range rows {
-			fmt.Fprintf(b, "| %s | %.1f | %.1f | %.1f | %.1f | %d / %d | %d / %d |\n", row.Key, row.Idle[0], row.Idle[1],
-				row.Churn[0], row.Churn[1], row.IdleMax[0], row.ChurnMax[0], row.IdleMax[1], row.ChurnMax[1])
+			fmt.Fprintf(b, "| %s |", row.Key)
+			for i := range configs {
+				fmt.Fprintf(b, " %.1f |", row.Idle[i])
+			}
+			for i := range configs {
+				fmt.Fprintf(b, " %.1f |", row.Churn[i])
+			}
+			for i := range configs {
+				fmt.Fprintf(b, " %d / %d |", row.IdleMax[i], row.ChurnMax[i])
+			}
+			b.WriteString("\n")
 		}
 	}
+	gatesNote(b, r)
 }
 
 // phaseTable writes the single-pod deletion table, if r has phases: the
@@ -589,7 +712,9 @@ func clusterNotes(b *strings.Builder, r Result) {
 // configuration, all rounds pooled, with their extremes in single rounds,
 // and how many pods each has.
 func phaseTable(b *strings.Builder, r Result) {
-	if !slices.ContainsFunc(slices.Concat(r.Stock, r.Off, r.On), func(m Mode) bool { return len(m.DeletionPhases) > 0 }) {
+	if !slices.ContainsFunc(r.configs(), func(c Config) bool {
+		return slices.ContainsFunc(r.Modes(c), func(m Mode) bool { return len(m.DeletionPhases) > 0 })
+	}) {
 		return
 	}
 	type row struct {
@@ -607,7 +732,7 @@ func phaseTable(b *strings.Builder, r Result) {
 	rows = append(rows,
 		row{fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.TearDownDone), func(m Mode) []float64 { return m.TerminatedToTearDown }},
 		row{fmt.Sprintf("%s → %s, per pod", kubeletlog.TerminationComplete, kubeletlog.SyncTerminatedEnter), func(m Mode) []float64 { return m.TerminatedToSyncTerminated }})
-	m := r.On[0]
+	m := r.lead()[0]
 	fmt.Fprintf(b, "\n#### Single-pod deletion, phase by phase (%gs apart, kubelet at --v=%d)\n\n", m.GapSeconds, m.ChurnVerbosity)
 	b.WriteString("Time from a pod's manifest removed to the kubelet's log line of each phase, all rounds pooled (in parentheses, with two rounds or more, the lowest and highest single round); " +
 		"a pod whose log lacks a line is left out of that row. The last two rows are differences within each pod.\n\n")
@@ -615,7 +740,7 @@ func phaseTable(b *strings.Builder, r Result) {
 	b.WriteString("| from manifest removed to |")
 	var names []string
 	for _, c := range configs {
-		names = append(names, strings.TrimPrefix(string(c), "gate "))
+		names = append(names, short(c))
 		fmt.Fprintf(b, " %s p50 | %s p99 |", c, c)
 	}
 	fmt.Fprintf(b, " pods %s |\n|---|%s\n", strings.Join(names, " / "), strings.Repeat("---|", 2*len(configs)+1))
@@ -637,6 +762,20 @@ func statCell(s Stat, unit string) string {
 		return bench.Cell(s.Value, unit)
 	}
 	return fmt.Sprintf("%s (%s–%s)", bench.Cell(s.Value, unit), bench.Number(s.Min), bench.Number(s.Max))
+}
+
+// short is c's name without "gate " before off and on.
+func short(c Config) string { return strings.TrimPrefix(string(c), "gate ") }
+
+// capitalized is s with a capital first letter.
+func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// prose joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func prose(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // join joins the configurations' names with sep.
@@ -669,7 +808,8 @@ func formatCounts[V int | float64](m map[string]V) string {
 }
 
 // colors draw each configuration in every chart.
-var colors = map[Config]color.Color{Stock: bench.StockColor, GateOff: bench.OffColor, GateOn: bench.OnColor}
+var colors = map[Config]color.Color{Stock: bench.StockColor, GateOff: bench.OffColor, GateOn: bench.OnColor,
+	AllGates: bench.AllGatesColor, NodeStatusGate: bench.NodeStatusColor}
 
 // dashes are a configuration's line dashes: stock is drawn dashed over the
 // others, since it often lies on gate off.
@@ -712,4 +852,35 @@ func Charts(r Result, dir string) ([]string, error) {
 		return nil, err
 	}
 	return files, bench.CDFChart(filepath.Join(dir, files[1]), where+": "+unmountTitle, "milliseconds (log scale)", unmount...)
+}
+
+// exitStepFigures break the exiting pods' row down, step by step, at p50
+// and p99 (ExitSteps); optional, as runs before the breakdown lack them.
+func exitStepFigures() []figure {
+	var fs []figure
+	for _, step := range ExitSteps {
+		fs = append(fs, quantiles("  exit step: "+step.Name, true, func(m Mode) []float64 { return m.ExitSteps[step.Key] })...)
+	}
+	return fs
+}
+
+// crashLoopFigures are what the crash-looping pods cost, per minute of
+// their window: containers started, single-pod relists, kubelet CPU.
+func crashLoopFigures() []figure {
+	perMin := func(of func(c *CrashLoopCost) float64) func(modes []Mode) float64 {
+		return median(func(m Mode) []float64 {
+			if m.CrashLoop == nil || m.CrashLoop.WindowSeconds <= 0 {
+				return nil
+			}
+			return []float64{60 * of(m.CrashLoop) / m.CrashLoop.WindowSeconds}
+		}, 1)
+	}
+	return []figure{
+		{name: "crash-looping pods: containers started (median of rounds)", unit: "/min", optional: true,
+			value: perMin(func(c *CrashLoopCost) float64 { return c.Restarts })},
+		{name: "crash-looping pods: single-pod relists (median of rounds)", unit: "/min", lowerWins: true, optional: true,
+			value: perMin(func(c *CrashLoopCost) float64 { return c.PodRelists })},
+		{name: "crash-looping pods: kubelet CPU (median of rounds)", unit: "CPU-s/min", lowerWins: true, optional: true,
+			value: perMin(func(c *CrashLoopCost) float64 { return c.KubeletCPU })},
+	}
 }

@@ -17,16 +17,20 @@ limitations under the License.
 package nodebench
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"evented-volume-manager/pkg/cluster"
 	"evented-volume-manager/pkg/kubeletlog"
+	"evented-volume-manager/pkg/node"
 )
 
 // configMode is a round of configuration c on a standalone node: its
@@ -38,7 +42,7 @@ import (
 // 2, 3 and 1 s after their termination, and SyncTerminatedPod 1 s after it.
 func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 	m := Mode{
-		Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
+		Config: c, Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
 		KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
 		ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: 1,
 		Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
@@ -58,7 +62,7 @@ func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 			m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], d)
 		}
 	}
-	if c == GateOn {
+	if c.Gate() {
 		m.Iterations = map[string]float64{"reconciler": 360, "desired_state_of_world_populator": 180}
 		m.VolumeManagerCPUSeconds = 0.5
 	}
@@ -100,11 +104,11 @@ func TestRows(t *testing.T) {
 			t.Errorf("no row %q", tc.figure)
 			continue
 		}
-		if r := rows[i]; !same(r.Off.Value, tc.off) || !same(r.On.Value, tc.on) || r.Ratio() != tc.ratio {
-			t.Errorf("%s: %v, %v, %s; want %v, %v, %s", tc.figure, r.Off.Value, r.On.Value, r.Ratio(), tc.off, tc.on, tc.ratio)
+		if r := rows[i]; !same(r.Stat(GateOff).Value, tc.off) || !same(r.Stat(GateOn).Value, tc.on) || r.Ratio(GateOff) != tc.ratio {
+			t.Errorf("%s: %v, %v, %s; want %v, %v, %s", tc.figure, r.Stat(GateOff).Value, r.Stat(GateOn).Value, r.Ratio(GateOff), tc.off, tc.on, tc.ratio)
 		}
 	}
-	if r := rows[slices.IndexFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "container exited") })]; r.Off != (Stat{Value: 750, Min: 500, Max: 1250, Rounds: 2}) {
+	if r := rows[slices.IndexFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "container exited") })]; r.Stat(GateOff) != (Stat{Value: 750, Min: 500, Max: 1250, Rounds: 2}) {
 		t.Errorf("exit row = %+v", r)
 	}
 	off.ExitUnmount, on.ExitUnmount = nil, nil
@@ -175,6 +179,42 @@ func TestMarkdown(t *testing.T) {
 | termination complete → last TearDown succeeded, per pod | 3000 ms (2000–6000) | 9000 ms (3000–9000) | 1000 ms | 1500 ms | 6 / 3 |
 | termination complete → SyncTerminatedPod enter, per pod | 1000 ms (1000–3000) | 3000 ms (1000–3000) | 500 ms | 500 ms | 6 / 3 |
 `},
+	}, {
+		name: "four configurations",
+		r: Result{Configs: DefaultConfigs(false), Stock: []Mode{configMode(Stock, 6, mount, 1)}, Off: []Mode{configMode(GateOff, 5, mount, 1)},
+			On: []Mode{configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 1)}, AllGates: []Mode{configMode(AllGates, 3, []float64{0.01, 0.02, 0.05}, 0.5)},
+			Orders: [][]Config{RoundOrder(1, DefaultConfigs(false))}},
+		want: []string{
+			"round 1 ran stock, gate off, gate on, all gates;",
+			"| figure | stock | gate off | gate on | all gates | stock/on | off/on |\n|---|---|---|---|---|---|---|\n",
+			"| idle kubelet CPU (median of windows) | 6.00 CPU-s/min | 5.00 CPU-s/min | 4.00 CPU-s/min | 3.00 CPU-s/min | 1.5x | 1.2x |",
+			"| idle reconciler iterations | n/a | n/a | 120 /min | 120 /min | n/a | n/a |",
+			"kubelet CPU-s/min (stock | gate off | gate on | all gates): 6.00, 7.00, 5.00 | 5.00, 6.00, 4.00 | 4.00, 5.00, 3.00 | 3.00, 4.00, 2.00",
+			"All gates has EventedVolumeManager, RelistOnPodTermination and VolumesInUseNodeStatusUpdate on (",
+			"| all gates p50 | all gates p99 | pods stock / off / on / all gates |",
+			"| removal seen (`SyncLoop REMOVE`) | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 2.00 ms | 3.00 ms | 1.00 ms | 1.50 ms | 3 / 3 / 3 / 3 |",
+		},
+	}, {
+		name: "the run's order, without stock and gate on",
+		r: Result{Configs: []Config{AllGates, GateOff}, Off: []Mode{configMode(GateOff, 5, mount, 1)},
+			AllGates: []Mode{configMode(AllGates, 3, mount, 1)}, Orders: [][]Config{{AllGates, GateOff}}},
+		want: []string{"| figure | all gates | gate off |\n|---|---|---|\n", "| idle kubelet CPU (median of windows) | 3.00 CPU-s/min | 5.00 CPU-s/min |\n",
+			"One round: no spread across rounds.\n", "kubelet CPU-s/min (all gates | gate off): 3.00, 4.00, 2.00 | 5.00, 6.00, 4.00"},
+		unwanted: []string{"/on", "divide", "Stock"},
+	}, {
+		name: "four configurations on a cluster node",
+		r: Result{Cluster: true, Configs: DefaultConfigs(true), Off: []Mode{clusterMode(false, 1)}, On: []Mode{clusterMode(true, 0.1)},
+			NodeStatusGate: []Mode{clusterMode(false, 0.5)}, AllGates: []Mode{clusterMode(true, 0.1)}, Orders: [][]Config{RoundOrder(1, DefaultConfigs(true))}},
+		want: []string{"1 round(s) per configuration, round 1 gate off first;",
+			"| figure | gate off | gate on | node-status gate | all gates | off/on |\n",
+			"| idle kubelet CPU | 4.00 CPU-s/min | 0.40 CPU-s/min | 2.00 CPU-s/min | 0.40 CPU-s/min | 10.0x |",
+			"| idle reconciler passes, full | 600 (polls every 100 ms) | 6.00 /min | 600 (polls every 100 ms) | 6.00 /min | n/a |",
+			"ConfigMap updates not in the pod's file within the timeout (gate off | gate on | node-status gate | all gates): 0 | 0 | 0 | 0.",
+			"| request | idle, off | idle, on | idle, node-status gate | idle, all gates | churn, off | churn, on | churn, node-status gate | churn, all gates | " +
+				"most in 1 s, off | most in 1 s, on | most in 1 s, node-status gate | most in 1 s, all gates |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+			"| patch nodes/status | 6.0 | 0.5 | 3.0 | 0.5 | 30.0 | 300.0 | 60.0 | 300.0 | 1 / 2 | 1 / 20 | 1 / 4 | 1 / 20 |",
+			"Node-status gate has VolumesInUseNodeStatusUpdate on. All gates has EventedVolumeManager, RelistOnPodTermination and VolumesInUseNodeStatusUpdate on.\n"},
+		unwanted: []string{"per gate value", "acts only with an API server"},
 	}, {
 		name:     "no phases",
 		r:        Result{Off: []Mode{{Pods: 110, Volumes: 4}}, On: []Mode{{Gate: true, Pods: 110, Volumes: 4}}},
@@ -252,36 +292,105 @@ func TestStockDiffers(t *testing.T) {
 		{"no stock value", stat(math.NaN(), math.NaN(), math.NaN(), 0), stat(5, 4.8, 5.1, 2), false},
 		{"equal without spread", stat(5, 5, 5, 2), stat(5, 5, 5, 2), false},
 	} {
-		if got := (Row{Stock: tc.stock, Off: tc.off}).StockDiffers(); got != tc.want {
+		if got := (Row{Stats: map[Config]Stat{Stock: tc.stock, GateOff: tc.off}}).StockDiffers(); got != tc.want {
 			t.Errorf("%s: StockDiffers() = %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }
 
 func TestRoundOrder(t *testing.T) {
-	stock, off, on := Stock, GateOff, GateOn
-	want := [][]Config{{stock, off, on}, {on, off, stock}, {off, on, stock}, {stock, on, off}, {on, stock, off}, {off, stock, on}, {stock, off, on}}
-	for i, w := range want {
-		noStock := slices.DeleteFunc(slices.Clone(w), func(c Config) bool { return c == Stock })
-		if got, gotNoStock := RoundOrder(i+1, true), RoundOrder(i+1, false); !slices.Equal(got, w) || !slices.Equal(gotNoStock, noStock) {
-			t.Errorf("round %d: %v and without stock %v, want %v and %v", i+1, got, gotNoStock, w, noStock)
+	stock, off, on, all := Stock, GateOff, GateOn, AllGates
+	three := []Config{stock, off, on}
+	withoutStock := func(order []Config) []Config {
+		return slices.DeleteFunc(slices.Clone(order), func(c Config) bool { return c == Stock })
+	}
+	for _, tc := range []struct {
+		name    string
+		configs []Config
+		want    [][]Config
+	}{{
+		name:    "stock, gate off, gate on",
+		configs: three,
+		want:    [][]Config{{stock, off, on}, {on, off, stock}, {off, on, stock}, {stock, on, off}, {on, stock, off}, {off, stock, on}, {stock, off, on}},
+	}, {
+		name:    "four, each first in one of the first four odd rounds",
+		configs: DefaultConfigs(false),
+		want: [][]Config{{stock, off, on, all}, {all, on, off, stock}, {off, on, all, stock}, {stock, all, on, off},
+			{on, all, stock, off}, {off, stock, all, on}, {all, stock, off, on}, {on, off, stock, all}, {stock, off, on, all}},
+	}} {
+		for i, w := range tc.want {
+			if got := RoundOrder(i+1, tc.configs); !slices.Equal(got, w) {
+				t.Errorf("%s, round %d: %v, want %v", tc.name, i+1, got, w)
+			}
+		}
+	}
+	// Without stock (node-bench -stock=false), the orders of stock, gate
+	// off and gate on with stock left out.
+	for i, w := range [][]Config{{off, on}, {on, off}, {off, on}, {on, off}, {on, off}, {off, on}, {off, on}} {
+		if got := withoutStock(RoundOrder(i+1, three)); !slices.Equal(got, w) {
+			t.Errorf("round %d without stock: %v, want %v", i+1, got, w)
 		}
 	}
 	// Over each pair of rounds every configuration stands in the middle on
 	// average: its places add up to the first and the last.
-	for _, withStock := range []bool{true, false} {
-		for round := 1; round <= 12; round += 2 {
-			places := map[Config]int{}
-			for _, r := range []int{round, round + 1} {
-				for place, c := range RoundOrder(r, withStock) {
-					places[c] += place
+	for _, configs := range [][]Config{three, DefaultConfigs(false), DefaultConfigs(true), {off, on}} {
+		for _, leaveOutStock := range []bool{false, true} {
+			for round := 1; round <= 12; round += 2 {
+				places := map[Config]int{}
+				for _, r := range []int{round, round + 1} {
+					order := RoundOrder(r, configs)
+					if leaveOutStock {
+						order = withoutStock(order)
+					}
+					for place, c := range order {
+						places[c] += place
+					}
+				}
+				for c, sum := range places {
+					if sum != len(places)-1 {
+						t.Errorf("%v (stock left out: %t), rounds %d and %d: %s's places add up to %d, want %d", configs, leaveOutStock, round, round+1, c, sum, len(places)-1)
+					}
 				}
 			}
-			for c, sum := range places {
-				if sum != len(places)-1 {
-					t.Errorf("stock %t, rounds %d and %d: %s's places add up to %d, want %d", withStock, round, round+1, c, sum, len(places)-1)
-				}
-			}
+		}
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		c       Config
+		gate    bool
+		gates   map[string]bool
+		workDir string
+	}{
+		{Stock, false, nil, "work-stock"},
+		{GateOff, false, nil, "work-gate-false"},
+		{GateOn, true, nil, "work-gate-true"},
+		{AllGates, true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}, "work-all-gates"},
+		{NodeStatusGate, false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-node-status-gate"},
+	} {
+		gate, gates := tc.c.FeatureGates()
+		if gate != tc.gate || tc.c.Gate() != tc.gate || !maps.Equal(gates, tc.gates) || tc.c.WorkDir() != tc.workDir {
+			t.Errorf("%s: gates %t %v, Gate() %t, WorkDir() %s; want %t %v, %s", tc.c, gate, gates, tc.c.Gate(), tc.c.WorkDir(), tc.gate, tc.gates, tc.workDir)
+		}
+	}
+	if len(Configs) != 5 {
+		t.Errorf("Configs = %v: a configuration without a case above", Configs)
+	}
+	for _, tc := range []struct {
+		in   string
+		want []Config
+	}{
+		{"stock,gate off,gate on", []Config{Stock, GateOff, GateOn}},
+		{"all-gates, gate-on ,node-status-gate", []Config{AllGates, GateOn, NodeStatusGate}},
+		{"node-status gate", []Config{NodeStatusGate}},
+		{"gate on,gate-on", nil},
+		{"gate on,", nil},
+		{"on", nil},
+	} {
+		got, err := ParseConfigs(tc.in)
+		if !slices.Equal(got, tc.want) || (err != nil) != (tc.want == nil) {
+			t.Errorf("ParseConfigs(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
 }
@@ -302,8 +411,24 @@ func TestSaveLoad(t *testing.T) {
 	}
 	for _, c := range Configs {
 		for _, m := range back.Modes(c) {
-			if m.Config() != c {
-				t.Errorf("a mode of %s says %s", c, m.Config())
+			if m.Config != c {
+				t.Errorf("a mode of %s says %s", c, m.Config)
+			}
+		}
+	}
+	// Results of runs before Mode.Config: stock, gate on and gate off from
+	// stock and gate.
+	old := `{"stock": [{"gate": false, "stock": true}], "Off": [{"gate": false}], "On": [{"gate": true}, {"gate": true}], "orders": null}`
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = Load(path); err != nil || !slices.Equal(back.configs(), []Config{Stock, GateOff, GateOn}) {
+		t.Fatalf("Load of old results = %+v, %v", back, err)
+	}
+	for _, c := range back.configs() {
+		for _, m := range back.Modes(c) {
+			if m.Config != c {
+				t.Errorf("an old mode of %s says %q", c, m.Config)
 			}
 		}
 	}
@@ -314,6 +439,30 @@ func TestSaveLoad(t *testing.T) {
 		if _, err := Load(p); err == nil {
 			t.Errorf("Load(%s) gave no error", p)
 		}
+	}
+}
+
+// TestModeJSON: a Mode says its configuration; one of a run before
+// Mode.Config gets it from stock and gate.
+func TestModeJSON(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want Config
+	}{
+		{`{"gate": false, "stock": true}`, Stock},
+		{`{"gate": false}`, GateOff},
+		{`{"gate": true}`, GateOn},
+		{`{"config": "all gates", "gate": true}`, AllGates},
+		{`{"config": "node-status gate", "gate": false}`, NodeStatusGate},
+	} {
+		var m Mode
+		if err := json.Unmarshal([]byte(tc.json), &m); err != nil || m.Config != tc.want {
+			t.Errorf("%s: config %q, %v; want %q", tc.json, m.Config, err, tc.want)
+		}
+	}
+	data, err := json.Marshal(configMode(NodeStatusGate, 5, nil, 1))
+	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","gate":false,`) {
+		t.Errorf("Marshal = %.80s, %v", data, err)
 	}
 }
 
@@ -346,10 +495,10 @@ func TestClusterReport(t *testing.T) {
 	on := clusterMode(true, 0.1)
 	on.APIRequests[PhaseChurn].MaxInSecond["patch nodes/status"] = 1
 	r := Result{Cluster: true, Off: []Mode{clusterMode(false, 1), clusterMode(false, 1)}, On: []Mode{on, clusterMode(true, 0.1)},
-		Orders: [][]Config{RoundOrder(1, false), RoundOrder(2, false)}}
+		Orders: [][]Config{RoundOrder(1, []Config{GateOff, GateOn}), RoundOrder(2, []Config{GateOff, GateOn})}}
 	rows := map[string][2]float64{}
 	for _, row := range Rows(r) {
-		rows[row.Figure] = [2]float64{row.Off.Value, row.On.Value}
+		rows[row.Figure] = [2]float64{row.Stat(GateOff).Value, row.Stat(GateOn).Value}
 	}
 	for _, tc := range []struct {
 		figure  string
@@ -374,11 +523,11 @@ func TestClusterReport(t *testing.T) {
 		t.Errorf("a row for a kind no round measured")
 	}
 	wantAPI := []APIRequestRow{
-		{Key: "get nodes", Idle: [2]float64{6, 6}, IdleMax: [2]int{1, 1}},
-		{Key: "patch nodes/status", Idle: [2]float64{6, 0.5}, Churn: [2]float64{30, 300}, IdleMax: [2]int{1, 1}, ChurnMax: [2]int{2, 20}},
-		{Key: "create serviceaccounts/token", Churn: [2]float64{15, 15}, ChurnMax: [2]int{3, 3}},
+		{Key: "get nodes", Idle: []float64{6, 6}, Churn: []float64{0, 0}, IdleMax: []int{1, 1}, ChurnMax: []int{0, 0}},
+		{Key: "patch nodes/status", Idle: []float64{6, 0.5}, Churn: []float64{30, 300}, IdleMax: []int{1, 1}, ChurnMax: []int{2, 20}},
+		{Key: "create serviceaccounts/token", Idle: []float64{0, 0}, Churn: []float64{15, 15}, IdleMax: []int{0, 0}, ChurnMax: []int{3, 3}},
 	}
-	if got := APIRequestRows(r); !slices.Equal(got, wantAPI) {
+	if got := APIRequestRows(r); !reflect.DeepEqual(got, wantAPI) {
 		t.Errorf("API request rows\n%+v\nwant\n%+v", got, wantAPI)
 	}
 	path := filepath.Join(t.TempDir(), "results.json")
@@ -444,6 +593,21 @@ func TestScaleReport(t *testing.T) {
 		want: []string{
 			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 10.0x | 12.0x | — | 3.00 | 0.25 | — | 12.0x |",
 			"- 250 pods: 1 round(s) per gate value on containerd,", "| 250 | 2.27x | volume manager | — | 2.50x (1.10x) | 2.50x (1.10x) |", "- 250 pods: — | 8.00, 9.00 | 8.00, 9.00",
+		},
+	}, {
+		name: "all gates at one size only",
+		sizes: []Size{func() Size {
+			s := size(110, true, 1, 1.2, 0.1)
+			s.Result.AllGates = []Mode{mode(AllGates, 110, 0.05)}
+			return s
+		}(), size(250, false, 0, 3, 0.25)},
+		want: []string{
+			"### Real node at 110, 250 pods × 4 volumes, stock, gate off, gate on, all gates\n",
+			"- 110 pods: 1 round(s) per configuration (stock, gate off, gate on, all gates) on containerd,",
+			"| figure | 110 stock | 110 off | 110 on | 110 all gates | stock/on | off/on | 250 stock | 250 off | 250 on | 250 all gates | stock/on | off/on |",
+			"| idle volume manager CPU (pprof) (CPU-s/min) | 1.00 | 1.20 | 0.10 | 0.050 | 10.0x | 12.0x | — | 3.00 | 0.25 | — | — | 12.0x |",
+			"| pods | pod ratio | process | stock growth | gate off growth | gate on growth | all gates growth |",
+			"Stock and gate off, the loops count no passes",
 		},
 	}}
 	for _, tc := range tests {

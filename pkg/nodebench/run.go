@@ -98,14 +98,16 @@ func paced(ctx context.Context, n *node.Node, count int, gap time.Duration, f fu
 // the config map updates and the single pods of each kind (runCluster).
 func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	logf := o.Logf
-	m := Mode{Gate: c.Gate(), Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
+	gate, gates := c.FeatureGates()
+	m := Mode{Config: c, Gate: gate, Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
 	no := node.Options{
 		Out:          o.Out,
 		Work:         filepath.Join(o.Dir, c.WorkDir()),
-		Gate:         c.Gate(),
+		Gate:         gate,
+		Gates:        gates,
 		Runtime:      o.Runtime,
 		PodEventsOff: o.PodEventsOff,
-		MaxPods:      max(o.Pods+o.ExitPods, node.DefaultMaxPods),
+		MaxPods:      max(o.Pods+o.ExitPods+o.CrashLoopPods, node.DefaultMaxPods),
 		Logf:         logf,
 	}
 	if o.Cluster {
@@ -240,10 +242,15 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	// Last: the trigger and missed-signal counts above cover the same
 	// stretch of the run as before this measurement.
 	if o.ExitPods > 0 && !o.Cluster {
-		if m.ExitUnmount, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
+		if m.ExitUnmount, m.ExitSteps, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
 			return m, err
 		}
 		m.ExitPollSeconds = o.ExitPoll.Seconds()
+	}
+	if o.CrashLoopPods > 0 && !o.Cluster {
+		if m.CrashLoop, err = measureCrashLoop(ctx, n, o.CrashLoopPods, o.CrashLoopWindow, logf); err != nil {
+			return m, err
+		}
 	}
 	return m, nil
 }
@@ -603,14 +610,34 @@ func exitAfter(i, n int) time.Duration {
 // seconds from its container's finishedAt, as the runtime reports it, to the
 // first look at /proc/self/mountinfo, every poll, that finds no mount left
 // under the pod's volumes directory. Nothing deletes the pods.
-func measureExits(ctx context.Context, n *node.Node, count int, poll time.Duration, logf func(string, ...any)) ([]float64, error) {
-	logf("adding %d pods with restartPolicy Never whose container exits on its own after %v to %v", count, exitMin, exitMax)
+func measureExits(ctx context.Context, n *node.Node, count int, poll time.Duration, logf func(string, ...any)) ([]float64, map[string][]float64, error) {
+	logf("adding %d pods with restartPolicy Never whose container exits on its own after %v to %v, at --v=%d", count, exitMin, exitMax, churnVerbosity)
+	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+		return nil, nil, err
+	}
+	latencies, exited, err := exitLatencies(ctx, n, count, poll)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
+		return nil, nil, err
+	}
+	logf("container exited → volumes unmounted: p50 %.0f ms, p99 %.0f ms over %d pods (mountinfo every %v)",
+		1000*bench.Quantile(latencies, 0.5), 1000*bench.Quantile(latencies, 0.99), len(latencies), poll)
+	steps, err := exitSteps(n, exited)
+	return latencies, steps, err
+}
+
+// exitLatencies adds the exiting pods and times each from its container's
+// exit to its volumes unmounted; it also returns the exited containers by
+// ID.
+func exitLatencies(ctx context.Context, n *node.Node, count int, poll time.Duration) ([]float64, map[string]container, error) {
 	names := map[string]bool{}
 	for i := range count {
 		name := fmt.Sprintf("x-%03d", i)
 		names[n.PodName(name)] = true
 		if err := n.AddPod(name, node.ExitingPodManifest(name, n.HostPathDir(), exitAfter(i, count))); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	podsDir := filepath.Join(n.KubeletRoot(), "pods")
@@ -628,7 +655,7 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 			listed = time.Now()
 			pods, err := n.Pods(ctx)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, p := range pods {
 				if names[p.Name] {
@@ -636,13 +663,13 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 				}
 			}
 			if err := inspectExits(ctx, n, exited); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		at := time.Now()
 		ids, err := node.MountIDs(podsDir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mounted := mountedPods(maps.Keys(ids), podsDir)
 		for uid := range uids {
@@ -656,15 +683,15 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("after %v, %d of %d exiting pods had their volumes unmounted (%d known to the kubelet, %d seen mounted); see %s",
+			return nil, nil, fmt.Errorf("after %v, %d of %d exiting pods had their volumes unmounted (%d known to the kubelet, %d seen mounted); see %s",
 				exitTimeout, len(gone), count, len(uids), len(seen), n.KubeletLog())
 		}
 		if err := sleep(ctx, poll); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := inspectExits(ctx, n, exited); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var latencies []float64
 	for _, e := range exited {
@@ -673,16 +700,14 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 			continue
 		}
 		if e.Status.State != "CONTAINER_EXITED" || e.Status.ExitCode != 0 {
-			return nil, fmt.Errorf("pod %s's container is %s with exit code %d, want CONTAINER_EXITED with 0", e.podUID(), e.Status.State, e.Status.ExitCode)
+			return nil, nil, fmt.Errorf("pod %s's container is %s with exit code %d, want CONTAINER_EXITED with 0", e.podUID(), e.Status.State, e.Status.ExitCode)
 		}
 		latencies = append(latencies, at.Sub(e.Status.FinishedAt).Seconds())
 	}
 	if len(latencies) < count {
-		return nil, fmt.Errorf("the runtime reported %d of %d exiting pods' containers exited", len(latencies), count)
+		return nil, nil, fmt.Errorf("the runtime reported %d of %d exiting pods' containers exited", len(latencies), count)
 	}
-	logf("container exited → volumes unmounted: p50 %.0f ms, p99 %.0f ms over %d pods (mountinfo every %v)",
-		1000*bench.Quantile(latencies, 0.5), 1000*bench.Quantile(latencies, 0.99), len(latencies), poll)
-	return latencies, nil
+	return latencies, exited, nil
 }
 
 // mountedPods are the UIDs of the pods that have a mount in mounts under

@@ -41,7 +41,8 @@ func scaleFigures(runtime string) []figure {
 		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", value: median(kubeletCPU, 1)},
 		{name: "idle " + runtime + " CPU (median of windows)", unit: "CPU-s/min", value: median(runtimeCPU, 1)},
 	}
-	// Stock and gate off, upstream's loops count no passes: NaN.
+	// With the EventedVolumeManager gate off, upstream's loops count no
+	// passes: NaN.
 	for _, loop := range []string{loops[1], loops[0]} {
 		for _, kind := range []string{"full", "partial"} {
 			fs = append(fs, figure{name: fmt.Sprintf("idle %s %s passes", shortLoop(loop), kind), unit: "/min",
@@ -54,35 +55,43 @@ func scaleFigures(runtime string) []figure {
 		memoryFigures())
 }
 
-// ScaleMarkdown renders the scale table: every figure at every size,
-// stock (when any size ran it; "—" at a size that did not), gate off, gate
-// on, stock/on and off/on, then how the idle volume manager CPU grew
+// ScaleMarkdown renders the scale table: every figure at every size, in a
+// column for each configuration any size ran ("—" at a size that did not),
+// then stock/on and off/on, then how the idle volume manager CPU grew
 // against the pods.
 func ScaleMarkdown(sizes []Size) string {
 	sizes = slices.SortedFunc(slices.Values(sizes), func(a, b Size) int { return cmp.Compare(a.Pods, b.Pods) })
-	stock := slices.ContainsFunc(sizes, func(s Size) bool { return len(s.Result.Stock) > 0 })
 	pods := make([]string, len(sizes))
 	for i, s := range sizes {
 		pods[i] = fmt.Sprint(s.Pods)
 	}
-	configs, what, unpassed := []Config{GateOff, GateOn}, "gate off against gate on", "Gate off"
-	if stock {
-		configs, what, unpassed = Configs, "upstream's kubelet (stock) and the series with the gate off and on", "Stock and gate off"
+	configs := slices.DeleteFunc(slices.Clone(Configs), func(c Config) bool {
+		return !slices.ContainsFunc(sizes, func(s Size) bool { return len(s.Result.Modes(c)) > 0 })
+	})
+	ratios := ratioConfigs(configs)
+	var unpassed []string
+	for _, c := range configs {
+		if !c.Gate() {
+			unpassed = append(unpassed, string(c))
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), what)
+	fmt.Fprintf(&b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), scaleWhat(configs))
 	for _, s := range sizes {
-		m := s.Result.On[0]
+		m := s.Result.lead()[0]
 		per := "per gate value"
-		if len(s.Result.Stock) > 0 {
-			per = "per configuration (stock, gate off, gate on)"
+		if cs := s.Result.configs(); !slices.Equal(cs, []Config{GateOff, GateOn}) {
+			per = fmt.Sprintf("per configuration (%s)", join(cs, ", "))
 		}
 		fmt.Fprintf(&b, "- %d pods: %d round(s) %s on %s, %d idle window(s) of %.0f s and a %.0f s profile per round, %d single pods per round.\n",
-			s.Pods, len(s.Result.On), per, m.Runtime, len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount))
+			s.Pods, len(s.Result.lead()), per, m.Runtime, len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount))
 	}
-	columns := []string{"off", "on", "off/on"}
-	if stock {
-		columns = []string{"stock", "off", "on", "stock/on", "off/on"}
+	var columns []string
+	for _, c := range configs {
+		columns = append(columns, short(c))
+	}
+	for _, c := range ratios {
+		columns = append(columns, ratioName(c))
 	}
 	b.WriteString("\n| figure |")
 	for _, s := range sizes {
@@ -94,7 +103,7 @@ func ScaleMarkdown(sizes []Size) string {
 		}
 	}
 	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(sizes)*len(columns)))
-	for _, f := range scaleFigures(sizes[0].Result.On[0].RuntimeName()) {
+	for _, f := range scaleFigures(sizes[0].Result.lead()[0].RuntimeName()) {
 		if f.optional && !slices.ContainsFunc(sizes, func(s Size) bool {
 			return slices.ContainsFunc(Configs, func(c Config) bool { return !math.IsNaN(f.value(s.Result.Modes(c))) })
 		}) {
@@ -102,21 +111,27 @@ func ScaleMarkdown(sizes []Size) string {
 		}
 		fmt.Fprintf(&b, "| %s (%s) |", f.name, f.unit)
 		for _, s := range sizes {
-			off, on := f.value(s.Result.Off), f.value(s.Result.On)
-			if stock {
-				stockCell, stockRatio := "—", "—"
-				if len(s.Result.Stock) > 0 {
-					st := f.value(s.Result.Stock)
-					stockCell, stockRatio = bench.Number(st), bench.Ratio(st, on, true)
+			for _, c := range configs {
+				cell := "—"
+				if modes := s.Result.Modes(c); len(modes) > 0 {
+					cell = bench.Number(f.value(modes))
 				}
-				fmt.Fprintf(&b, " %s | %s | %s | %s | %s |", stockCell, bench.Number(off), bench.Number(on), stockRatio, bench.Ratio(off, on, true))
-			} else {
-				fmt.Fprintf(&b, " %s | %s | %s |", bench.Number(off), bench.Number(on), bench.Ratio(off, on, true))
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			for _, c := range ratios {
+				ratio := "—"
+				if len(s.Result.Modes(c)) > 0 && len(s.Result.On) > 0 {
+					ratio = bench.Ratio(f.value(s.Result.Modes(c)), f.value(s.Result.On), true)
+				}
+				fmt.Fprintf(&b, " %s |", ratio)
 			}
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "\n%s, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n", unpassed)
+	if len(unpassed) > 0 {
+		fmt.Fprintf(&b, "\n%s, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n",
+			capitalized(prose(unpassed)))
+	}
 	if len(sizes) > 1 {
 		first := sizes[0]
 		b.WriteString("\nGrowth of the idle CPU from the smallest size, and in brackets per pod: the growth over the pod ratio (1.00x is linear in pods):\n\n| pods | pod ratio | process |")
@@ -157,4 +172,15 @@ func ScaleMarkdown(sizes []Size) string {
 		fmt.Fprintf(&b, "- %d pods: %s\n", s.Pods, strings.Join(windows, " | "))
 	}
 	return b.String()
+}
+
+// scaleWhat names the configurations of a scale table in its heading.
+func scaleWhat(configs []Config) string {
+	switch {
+	case slices.Equal(configs, []Config{GateOff, GateOn}):
+		return "gate off against gate on"
+	case slices.Equal(configs, []Config{Stock, GateOff, GateOn}):
+		return "upstream's kubelet (stock) and the series with the gate off and on"
+	}
+	return join(configs, ", ")
 }
