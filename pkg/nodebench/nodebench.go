@@ -183,10 +183,17 @@ func (c Config) Gate() bool {
 }
 
 // WorkDir is c's work directory under Options.Dir: work-stock,
-// work-gate-false, work-gate-true, work-all-gates or work-node-status-gate.
+// work-gate-false, work-gate-true, work-all or work-nsg. The names stay
+// short: the CSI driver's registration socket lives under it, and a unix
+// socket's path has at most 107 bytes.
 func (c Config) WorkDir() string {
-	if c == GateOff || c == GateOn {
+	switch c {
+	case GateOff, GateOn:
 		return fmt.Sprintf("work-gate-%t", c.Gate())
+	case AllGates:
+		return "work-all"
+	case NodeStatusGate:
+		return "work-nsg"
 	}
 	return "work-" + c.hyphenated()
 }

@@ -366,8 +366,8 @@ func TestConfigs(t *testing.T) {
 		{Stock, false, nil, "work-stock"},
 		{GateOff, false, nil, "work-gate-false"},
 		{GateOn, true, nil, "work-gate-true"},
-		{AllGates, true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}, "work-all-gates"},
-		{NodeStatusGate, false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-node-status-gate"},
+		{AllGates, true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}, "work-all"},
+		{NodeStatusGate, false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-nsg"},
 	} {
 		gate, gates := tc.c.FeatureGates()
 		if gate != tc.gate || tc.c.Gate() != tc.gate || !maps.Equal(gates, tc.gates) || tc.c.WorkDir() != tc.workDir {
