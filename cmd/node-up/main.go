@@ -120,7 +120,7 @@ The node runs %d pods × %d volumes on %s; the kubelet started with EventedVolum
   kubelet config  %s
   kubelet log     %s
   kubelet PID     %s
-  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_evented_pleg_connection_(success|error)_count|volume_manager_loop_(iterations_total|passes_total|missed_signals_total))'
+  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_evented_pleg_connection_(success|error)_count|volume_manager_(loop_iterations_total|loop_passes_total|wait_for_attach_and_mount_duration_seconds_count))'
   flip the gate   sed -i 's/EventedVolumeManager: %t/EventedVolumeManager: %t/' %s
                   kill $(cat %s)    # node-up starts the kubelet again a second later, from the config
 Ctrl-C stops the node and restores the host.

@@ -264,14 +264,11 @@ type Mode struct {
 	VolumeManagerTop        []node.FunctionCPU `json:"volumeManagerTop"`
 	// Iterations counts the loops' iterations over the idle windows by
 	// loop, and Passes their passes keyed "loop/kind" (full, partial,
-	// skipped); MissedSignals counts by loop the timer-started passes over
-	// the whole run that started work no signal announced, and Triggers
-	// the iterations over the whole run by trigger. A kubelet with the gate
-	// off has none of them.
-	Iterations    map[string]float64 `json:"iterations,omitempty"`
-	Passes        map[string]float64 `json:"passes,omitempty"`
-	MissedSignals map[string]float64 `json:"missedSignals,omitempty"`
-	Triggers      map[string]float64 `json:"triggers,omitempty"`
+	// skipped), and Triggers the iterations over the whole run by trigger.
+	// A kubelet with the gate off has none of them.
+	Iterations map[string]float64 `json:"iterations,omitempty"`
+	Passes     map[string]float64 `json:"passes,omitempty"`
+	Triggers   map[string]float64 `json:"triggers,omitempty"`
 	// GapSeconds is the time between single pods.
 	GapSeconds float64 `json:"gapSeconds"`
 

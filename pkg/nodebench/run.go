@@ -237,9 +237,8 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 	}
 	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has(iterationsMetric) {
 		m.Triggers = metrics.ByLabel(iterationsMetric, "trigger")
-		m.MissedSignals = metrics.ByLabel("volume_manager_loop_missed_signals_total", "loop")
 	}
-	// Last: the trigger and missed-signal counts above cover the same
+	// Last: the trigger counts above cover the same
 	// stretch of the run as before this measurement.
 	if o.ExitPods > 0 && !o.Cluster {
 		if m.ExitUnmount, m.ExitSteps, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {

@@ -704,8 +704,7 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 		t.Errorf("still mounted under the kubelet's pods: %v", ms)
 	}
 	m := metrics(t, n)
-	t.Logf("volume manager: missed signals %v; event stream connections %v, failures %v",
-		m.ByLabel("volume_manager_loop_missed_signals_total", "loop"), m.Sum(streamConnections), m.Sum(streamFailures))
+	t.Logf("event stream connections %v, failures %v", m.Sum(streamConnections), m.Sum(streamFailures))
 	if n.Runtime() == node.CRIO && n.StreamsEvents() {
 		rm, err := n.RuntimeMetrics(t.Context())
 		if err != nil {
