@@ -94,7 +94,7 @@ func probeControllerAttach(t *testing.T, gate, informer bool) time.Duration {
 	defer func() { cancel(); <-done }()
 
 	h.podManager.AddPod(h.pod)
-	h.wakeups.NotifyPodsUpdated(h.pod.UID)
+	h.wakeups.NotifyPods(h.pod.UID)
 	// The kubelet's node status sync reports the volume in use once the
 	// desired state has it, as simulateVolumeInUseUpdate does.
 	for range 20 {

@@ -40,13 +40,10 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
-	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet/config"
 	kubepod "k8s.io/kubernetes/pkg/kubelet/pod"
-	vmmetrics "k8s.io/kubernetes/pkg/kubelet/volumemanager/metrics"
-	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/reconciler"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/wakeup"
 	"k8s.io/kubernetes/pkg/volume"
@@ -266,7 +263,7 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		for _, pod := range pods {
 			podManager.AddPod(pod)
 		}
-		wakeups.NotifyPodsChanged() // what the kubelet's sync loop does
+		wakeups.NotifyPods() // what the kubelet's sync loop does
 	}
 
 	// The steady population.
@@ -346,7 +343,7 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		start := time.Now()
 		podManager.RemovePod(pod)
 		states.remove(pod.UID)
-		wakeups.NotifyPodsChanged() // the pod worker's termination hook
+		wakeups.NotifyPods() // the pod worker's termination hook
 		if err := vm.WaitForUnmount(ctx, pod); err != nil {
 			t.Errorf("pod %s: %v", pod.Name, err)
 		}
@@ -400,9 +397,9 @@ func loopPasses(t *testing.T, gate bool) map[string]float64 {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, loop := range []string{populator.LoopName, reconciler.LoopName} {
+	for _, loop := range []string{populatorLoop, reconcilerLoop} {
 		for _, kind := range []wakeup.PassKind{wakeup.PassFull, wakeup.PassPartial, wakeup.PassSkipped} {
-			v, err := testutil.GetCounterMetricValue(vmmetrics.LoopPasses.WithLabelValues(loop, string(kind)))
+			v, err := loopCounter("volume_manager_loop_passes_total", "kind", loop, string(kind))
 			if err != nil {
 				t.Fatal(err)
 			}
