@@ -240,13 +240,13 @@ func checkMarkdown(t *testing.T, md string, want, unwanted []string) {
 	}
 }
 
-// TestCommittedReport renders results the project keeps and compares the
-// reports with those the runs wrote, but for the charts' names: two rounds
-// of stock, gate off and gate on with and without exiting pods, one round of
-// gate off and on on CRI-O, and the scale table of three sizes without
-// stock. It also draws the newest run's charts.
+// TestCommittedReport renders the results of four real runs, kept in
+// testdata/, and compares the reports with those the runs wrote, but for the
+// charts' names: two rounds of stock, gate off and gate on with and without
+// exiting pods, one round of gate off and on on CRI-O, and the scale table of
+// three sizes without stock. It also draws the newest run's charts.
 func TestCommittedReport(t *testing.T) {
-	dir := filepath.Join("..", "..", "results", "node-bench")
+	dir := "testdata"
 	load := func(run string) Result {
 		r, err := Load(filepath.Join(dir, run, "results.json"))
 		if err != nil {
