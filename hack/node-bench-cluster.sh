@@ -5,7 +5,7 @@
 # with their service-account token, a configMap, a secret and an emptyDir,
 # and single pods with a CSI volume that requires attach (the project's
 # driver and attacher, attach after 0 s and 1 s). Per round gate off, gate
-# on, the VolumesInUseNodeStatusUpdate gate alone on (node-status gate) and
+# on, gate on with the VolumesInUseNodeStatusUpdate gate (node-status gate) and
 # all the series' gates on (all gates), in an order that changes from round
 # to round. Per configuration: idle CPU; configMap updated -> pod file (-configmaps pods at once, in
 # -configmap-waves waves) and, at --v=4 during the waves, a pod's sync ->

@@ -22,8 +22,8 @@ limitations under the License.
 // the release's tag without the series; -stock=false leaves it out) and the
 // series' with the EventedVolumeManager gate off, on, and with all the
 // series' gates on (all gates); -cluster runs a cluster node, with its own
-// defaults: gate off, gate on, the VolumesInUseNodeStatusUpdate gate alone
-// on (node-status gate) and all gates. -configs chooses the configurations
+// defaults: gate off, gate on, gate on with the VolumesInUseNodeStatusUpdate
+// gate (node-status gate) and all gates. -configs chooses the configurations
 // and their order, by name ("gate off") or hyphenated ("gate-off"). It
 // writes results.json, report.md and charts into -dir and prints the
 // report.

@@ -19,7 +19,7 @@ limitations under the License.
 // kubelet configuration, round after round: upstream's kubelet (stock, built
 // from the release's tag without the series) and the patched kubelet with
 // the EventedVolumeManager gate off and on, with every gate of the series
-// on, and with the VolumesInUseNodeStatusUpdate gate alone on.
+// on, and with the VolumesInUseNodeStatusUpdate gate on beside it.
 //
 // On a standalone node (static pods) it measures idle kubelet CPU from
 // /proc, the volume manager's share of it from a pprof profile, the loops'
@@ -121,8 +121,9 @@ const (
 	// VolumesInUseNodeStatusUpdate.
 	AllGates Config = "all gates"
 	// NodeStatusGate is the patched kubelet with VolumesInUseNodeStatusUpdate
-	// alone on, EventedVolumeManager off. The gate acts only with an API
-	// server: on a standalone node it runs as GateOff does.
+	// and EventedVolumeManager, which it needs, on: GateOn plus the node
+	// status gate. The gate acts only with an API server: on a standalone
+	// node it runs as GateOn does.
 	NodeStatusGate Config = "node-status gate"
 )
 
@@ -170,7 +171,7 @@ func (c Config) FeatureGates() (gate bool, gates map[string]bool) {
 	case AllGates:
 		return true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}
 	case NodeStatusGate:
-		return false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}
+		return true, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}
 	}
 	return false, nil
 }

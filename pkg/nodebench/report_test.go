@@ -204,16 +204,16 @@ func TestMarkdown(t *testing.T) {
 	}, {
 		name: "four configurations on a cluster node",
 		r: Result{Cluster: true, Configs: DefaultConfigs(true), Off: []Mode{clusterMode(false, 1)}, On: []Mode{clusterMode(true, 0.1)},
-			NodeStatusGate: []Mode{clusterMode(false, 0.5)}, AllGates: []Mode{clusterMode(true, 0.1)}, Orders: [][]Config{RoundOrder(1, DefaultConfigs(true))}},
+			NodeStatusGate: []Mode{clusterMode(true, 0.5)}, AllGates: []Mode{clusterMode(true, 0.1)}, Orders: [][]Config{RoundOrder(1, DefaultConfigs(true))}},
 		want: []string{"1 round(s) per configuration, round 1 gate off first;",
 			"| figure | gate off | gate on | node-status gate | all gates | off/on |\n",
 			"| idle kubelet CPU | 4.00 CPU-s/min | 0.40 CPU-s/min | 2.00 CPU-s/min | 0.40 CPU-s/min | 10.0x |",
-			"| idle reconciler passes, full | 600 (polls every 100 ms) | 6.00 /min | 600 (polls every 100 ms) | 6.00 /min | n/a |",
+			"| idle reconciler passes, full | 600 (polls every 100 ms) | 6.00 /min | 6.00 /min | 6.00 /min | n/a |",
 			"ConfigMap updates not in the pod's file within the timeout (gate off | gate on | node-status gate | all gates): 0 | 0 | 0 | 0.",
 			"| request | idle, off | idle, on | idle, node-status gate | idle, all gates | churn, off | churn, on | churn, node-status gate | churn, all gates | " +
 				"most in 1 s, off | most in 1 s, on | most in 1 s, node-status gate | most in 1 s, all gates |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
 			"| patch nodes/status | 6.0 | 0.5 | 3.0 | 0.5 | 30.0 | 300.0 | 60.0 | 300.0 | 1 / 2 | 1 / 20 | 1 / 4 | 1 / 20 |",
-			"Node-status gate has VolumesInUseNodeStatusUpdate on. All gates has EventedVolumeManager, RelistOnPodTermination and VolumesInUseNodeStatusUpdate on.\n"},
+			"Node-status gate has EventedVolumeManager and VolumesInUseNodeStatusUpdate on. All gates has EventedVolumeManager, RelistOnPodTermination and VolumesInUseNodeStatusUpdate on.\n"},
 		unwanted: []string{"per gate value", "acts only with an API server"},
 	}, {
 		name:     "no phases",
@@ -367,7 +367,7 @@ func TestConfigs(t *testing.T) {
 		{GateOff, false, nil, "work-gate-false"},
 		{GateOn, true, nil, "work-gate-true"},
 		{AllGates, true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}, "work-all"},
-		{NodeStatusGate, false, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-nsg"},
+		{NodeStatusGate, true, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-nsg"},
 	} {
 		gate, gates := tc.c.FeatureGates()
 		if gate != tc.gate || tc.c.Gate() != tc.gate || !maps.Equal(gates, tc.gates) || tc.c.WorkDir() != tc.workDir {
@@ -461,7 +461,7 @@ func TestModeJSON(t *testing.T) {
 		}
 	}
 	data, err := json.Marshal(configMode(NodeStatusGate, 5, nil, 1))
-	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","gate":false,`) {
+	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","gate":true,`) {
 		t.Errorf("Marshal = %.80s, %v", data, err)
 	}
 }
