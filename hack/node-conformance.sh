@@ -66,7 +66,7 @@ step "the table: ${results#"${ROOT}/"}/report.md"
   echo
   printf '%s' "${reasons}"
   echo
-  (cd "${ROOT}" && go run ./cmd/e2e-node -compare "${runs[@]}")
+  (cd "${ROOT}" && go run ./cmd/junit-compare "${runs[@]}")
 } >"${results}/report.md" || rc=$?
 sed 's/^/    /' "${results}/report.md"
 step_done

@@ -14,7 +14,7 @@
 #   6. the KEP names exactly the metrics the series defines and registers:
 #      kep.yaml's metrics list and KEP.md's metrics table against the metrics
 #      options literals and Register calls in the packages the series changes
-#      (pkg/kep; the real-node smoke test compares them with the kubelet's
+#      (cmd/kep-check, pkg/kep; the real-node smoke test compares them with the kubelet's
 #      /metrics, types and labels included); kep.yaml parses and names the
 #      feature gate for the kubelet;
 #   7. no commit of the series adds a line that a later commit deletes or
@@ -216,10 +216,10 @@ step_done
 
 step "the KEP's metrics (kep.yaml, KEP.md's table) are the metrics the series defines and registers; kep.yaml names the gate"
 kep_log="${OUT}/verify-kep${VERSION_SUFFIX}.log"
-if (cd "${ROOT}" && go test -count=1 -v ./pkg/kep/ -args -tree "${TREE}" -base "${KUBE_VERSION}" -head "${head}") >"${kep_log}" 2>&1; then
-  grep 'kep_test.go' "${kep_log}" | sed 's/^ */    /'
-else
-  grep -v -e '^=== RUN' -e '--- PASS' "${kep_log}" | sed 's/^/    /'
+kep_rc=0
+(cd "${ROOT}" && go run ./cmd/kep-check -tree "${TREE}" -base "${KUBE_VERSION}" -head "${head}") >"${kep_log}" 2>&1 || kep_rc=$?
+sed 's/^/    /' "${kep_log}"
+if [ "${kep_rc}" != 0 ]; then
   failures+=("the metrics the series defines and registers, kep.yaml's metrics and KEP.md's metrics table differ, or kep.yaml does not name the gate (see \"the KEP's metrics...\" above).
     Make kep.yaml's metrics list and KEP.md's metrics table (one row per metric: name, type, labels) match the code.")
 fi

@@ -36,11 +36,6 @@ limitations under the License.
 // use them, and [Serial] specs run alone at the end.
 //
 //	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
-//
-// With -compare it runs nothing: it writes the table of earlier runs' JUnit
-// reports for make node-conformance.
-//
-//	e2e-node -compare stock=DIR on=DIR
 package main
 
 import (
@@ -88,20 +83,8 @@ func main() {
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	tags := images{}
 	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
-	compareRuns := flag.Bool("compare", false, "write the Markdown table of earlier runs, given as name=DIR arguments (DIR holding report/junit_*.xml), the first the reference; fail if a spec that passed there did not pass in another")
 	flag.Parse()
 
-	if *compareRuns {
-		ok, err := compare(os.Stdout, flag.Args())
-		if err == nil && !ok {
-			err = errors.New("a spec that passed in the first run did not pass in another (listed above)")
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "e2e-node:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	start := time.Now()
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))

@@ -18,10 +18,9 @@ package kep
 
 import (
 	"errors"
-	"flag"
+	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,66 +115,68 @@ func check(t *testing.T, source, scrape, kepYAML, kepMD string) error {
 	return Compare(sets)
 }
 
-var (
-	tree = flag.String("tree", "", "compare with the metrics the series defines in this tree (make verify passes it)")
-	base = flag.String("base", "", "with -tree, the release the series applies to")
-	head = flag.String("head", "HEAD", "with -tree, the series' last commit")
-)
-
-// TestRepositoryKEP compares kep.yaml's metrics with KEP.md's table and,
-// with -tree, with the metrics that the packages of the Go files the series
-// adds or changes define and register (but did not define at -base).
+// TestRepositoryKEP compares the repository's kep.yaml metrics with KEP.md's
+// table (make verify's kep-check also compares them with the series).
 func TestRepositoryKEP(t *testing.T) {
 	sets, _, err := Documented("../..")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if *tree == "" {
-		t.Log("no -tree: kep.yaml and KEP.md only (make verify compares them with the series' Go files)")
-	} else {
-		defined, registered := seriesMetrics(t, *head)
-		upstream, _ := seriesMetrics(t, *base)
-		isUpstream := func(m string) bool { return slices.Contains(upstream, m) }
-		sets["the series' Go files"] = slices.DeleteFunc(defined, isUpstream)
-		sets["their Register calls"] = slices.DeleteFunc(registered, isUpstream)
-		t.Logf("the series defines %d metrics: %s", len(sets["the series' Go files"]), strings.Join(sets["the series' Go files"], ", "))
 	}
 	if err := Compare(sets); err != nil {
 		t.Error(err)
 	}
 }
 
-// seriesMetrics returns the metrics that the packages with a Go file the
-// series adds or changes define and register at rev.
-func seriesMetrics(t *testing.T, rev string) (defined, registered []string) {
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", *tree}, args...)...).Output()
-		var exit *exec.ExitError
-		if err != nil && !(args[0] == "grep" && errors.As(err, &exit) && exit.ExitCode() == 1) {
-			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+// TestSeriesMetrics builds a repository whose series changes a package's
+// metrics, and checks what SeriesMetrics finds at the release and at the
+// series' head: the metrics the changed packages define and register, not
+// those of packages the series leaves alone, and none from test files.
+func TestSeriesMetrics(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
-		return string(out)
 	}
-	pathspecs := []string{":(exclude,glob)**/*_test.go"}
-	for _, f := range strings.Fields(git("diff", "--name-only", "--diff-filter=ACMR", *base+".."+*head, "--", "*.go")) {
-		pathspecs = append(pathspecs, ":(glob)"+path.Dir(f)+"/*.go")
-	}
-	pkgs := map[string]map[string][]byte{}
-	for _, f := range strings.Fields(git(append([]string{"grep", "-l", "-F", `"k8s.io/component-base/metrics`, rev, "--"}, pathspecs...)...)) {
-		f = strings.TrimPrefix(f, rev+":")
-		if pkgs[path.Dir(f)] == nil {
-			pkgs[path.Dir(f)] = map[string][]byte{}
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := errors.Join(os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(content), 0o644)); err != nil {
+			t.Fatal(err)
 		}
-		pkgs[path.Dir(f)][f] = []byte(git("show", rev+":"+f))
 	}
-	for _, pkg := range pkgs {
-		d, r, err := Defined(pkg)
+	metric := func(names ...string) string {
+		s := "package m\n\nimport km \"k8s.io/component-base/metrics\"\n\n"
+		for i, n := range names {
+			s += fmt.Sprintf("var M%d = km.NewCounter(&km.CounterOpts{Name: %q})\n\nfunc init() { legacyregistry.MustRegister(M%d) }\n", i, n, i)
+		}
+		return s
+	}
+	git("init", "-q")
+	write("a/a.go", metric("a_total"))
+	write("b/b.go", metric("b_total"))
+	git("add", "-A")
+	git("commit", "-qm", "release")
+	git("tag", "release")
+	write("a/a.go", metric("a_total", "a_new_total"))
+	write("a/a_test.go", metric("a_test_total"))
+	git("add", "-A")
+	git("commit", "-qm", "series")
+	for _, tc := range []struct {
+		rev  string
+		want []string
+	}{
+		{"release", []string{"a_total"}},
+		{"HEAD", []string{"a_new_total", "a_total"}},
+	} {
+		defined, registered, err := SeriesMetrics(dir, "release", "HEAD", tc.rev)
 		if err != nil {
-			t.Fatalf("at %s: %v", rev, err)
+			t.Fatal(err)
 		}
-		defined, registered = append(defined, d...), append(registered, r...)
+		if !slices.Equal(defined, tc.want) || !slices.Equal(registered, tc.want) {
+			t.Errorf("at %s: defined %v, registered %v; want %v", tc.rev, defined, registered, tc.want)
+		}
 	}
-	slices.Sort(defined)
-	slices.Sort(registered)
-	return defined, registered
 }

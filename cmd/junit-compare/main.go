@@ -14,11 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Command junit-compare writes the Markdown table of node e2e runs' JUnit
+// reports for make node-conformance: each run given as name=DIR (DIR holding
+// report/junit_*.xml), the first the reference. It exits 1 if a spec that
+// passed in the first run did not pass in another.
+//
+//	junit-compare stock=DIR on=DIR
 package main
 
 import (
 	"cmp"
 	"encoding/xml"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -27,6 +35,21 @@ import (
 	"slices"
 	"strings"
 )
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: junit-compare NAME=DIR NAME=DIR...")
+	}
+	flag.Parse()
+	ok, err := compare(os.Stdout, flag.Args())
+	if err == nil && !ok {
+		err = errors.New("a spec that passed in the first run did not pass in another (listed above)")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "junit-compare:", err)
+		os.Exit(1)
+	}
+}
 
 // spec is one spec's outcome in a run's JUnit report.
 type spec struct {
