@@ -56,6 +56,7 @@ import (
 	"syscall"
 	"time"
 
+	"evented-volume-manager/pkg/junit"
 	"evented-volume-manager/pkg/node"
 )
 
@@ -370,12 +371,12 @@ func (s suite) command(testBinary, scratch string, suiteArgs []string) (*exec.Cm
 // suite's own reporter (--report-dir) writes report/junit_01.xml, from the
 // first process with every process's specs, and the CLI prints the totals.
 func summary(dir string) {
-	specs, err := readReport(dir)
+	specs, err := junit.Read(dir)
 	if err != nil {
 		fmt.Printf("        %v\n", err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(specs)) {
-		fmt.Printf("        %-8s %s\n", specs[name].status, name)
+		fmt.Printf("        %-8s %s\n", specs[name].Status, name)
 	}
 	data, _ := os.ReadFile(filepath.Join(dir, "e2e.log"))
 	for _, line := range strings.Split(string(data), "\n") {

@@ -24,16 +24,16 @@ package main
 
 import (
 	"cmp"
-	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"evented-volume-manager/pkg/junit"
 )
 
 func main() {
@@ -51,74 +51,19 @@ func main() {
 	}
 }
 
-// spec is one spec's outcome in a run's JUnit report.
-type spec struct {
-	status string
-	// skipped is why a spec that ran was skipped (e2eskipper's message).
-	skipped string
-}
-
-// readReport reads the outcomes, by spec name, of the specs a run in dir
-// selected, from its JUnit report. Ginkgo's report also lists the specs
-// that focus and skip left out, as "skipped" with no reason: those are left
-// out here.
-func readReport(dir string) (map[string]spec, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no JUnit report under %s (%v)", filepath.Join(dir, "report"), err)
-	}
-	specs := map[string]spec{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var suites struct {
-			Cases []struct {
-				Name    string `xml:"name,attr"`
-				Status  string `xml:"status,attr"`
-				Skipped *struct {
-					Message string `xml:"message,attr"`
-				} `xml:"skipped"`
-			} `xml:"testsuite>testcase"`
-		}
-		if err := xml.Unmarshal(data, &suites); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, c := range suites.Cases {
-			if !strings.HasPrefix(c.Name, "[It] ") {
-				continue // the suite's setup and teardown nodes
-			}
-			s := spec{status: c.Status}
-			if c.Status == "skipped" {
-				reason := ""
-				if c.Skipped != nil {
-					reason = strings.TrimSpace(strings.TrimPrefix(c.Skipped.Message, "skipped"))
-				}
-				if reason == "" {
-					continue // left out by focus or skip
-				}
-				s.skipped = strings.TrimSpace(strings.TrimPrefix(reason, "-"))
-			}
-			specs[strings.TrimPrefix(c.Name, "[It] ")] = s
-		}
-	}
-	return specs, nil
-}
-
 // compare writes the Markdown table of runs (name=DIR each, the first the
 // reference) and lists every spec whose outcome differs from the
 // reference's. It reports whether every spec that passed in the reference
 // passed in every other run.
 func compare(w io.Writer, runs []string) (bool, error) {
 	var names []string
-	var reports []map[string]spec
+	var reports []map[string]junit.Spec
 	for _, r := range runs {
 		name, dir, ok := strings.Cut(r, "=")
 		if !ok {
 			return false, fmt.Errorf("want name=DIR, got %q", r)
 		}
-		report, err := readReport(dir)
+		report, err := junit.Read(dir)
 		if err != nil {
 			return false, err
 		}
@@ -129,7 +74,7 @@ func compare(w io.Writer, runs []string) (bool, error) {
 	for i, report := range reports {
 		count := map[string]int{}
 		for _, s := range report {
-			count[s.status]++
+			count[s.Status]++
 		}
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %d |\n", names[i], len(report), count["passed"],
 			len(report)-count["passed"]-count["skipped"], count["skipped"])
@@ -141,17 +86,17 @@ func compare(w io.Writer, runs []string) (bool, error) {
 		var lines []string
 		for name, s := range ref {
 			got, ran := report[name]
-			if ran && got.status == s.status {
+			if ran && got.Status == s.Status {
 				continue
 			}
-			if s.status == "passed" {
+			if s.Status == "passed" {
 				ok = false
 			}
-			lines = append(lines, fmt.Sprintf("- %s: %s on %s, %s on %s", name, s.status, names[0], cmp.Or(got.status, "not run"), names[i+1]))
+			lines = append(lines, fmt.Sprintf("- %s: %s on %s, %s on %s", name, s.Status, names[0], cmp.Or(got.Status, "not run"), names[i+1]))
 		}
 		for name, s := range report {
 			if _, ran := ref[name]; !ran {
-				lines = append(lines, fmt.Sprintf("- %s: not run on %s, %s on %s", name, names[0], s.status, names[i+1]))
+				lines = append(lines, fmt.Sprintf("- %s: not run on %s, %s on %s", name, names[0], s.Status, names[i+1]))
 			}
 		}
 		slices.Sort(lines)
@@ -164,10 +109,10 @@ func compare(w io.Writer, runs []string) (bool, error) {
 	failed, skipped := map[string][]string{}, map[string][]string{}
 	for i, report := range reports {
 		for name, s := range report {
-			switch s.status {
+			switch s.Status {
 			case "passed":
 			case "skipped":
-				skipped[name+": "+s.skipped] = append(skipped[name+": "+s.skipped], names[i])
+				skipped[name+": "+s.Skipped] = append(skipped[name+": "+s.Skipped], names[i])
 			default:
 				failed[name] = append(failed[name], names[i])
 			}
