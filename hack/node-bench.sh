@@ -9,7 +9,7 @@
 # and writes results.json, report.md and charts to _output/node-bench. About
 # 8 minutes per configuration, 31 per round.
 #
-#   NODE_BENCH_FLAGS="-rounds 2 -windows 3 -window 60s -profile 60s -singles 55 -gap 1s -pods 110 -exit-pods 20 -exit-poll 5ms"
+#   NODE_BENCH_FLAGS="-rounds 2 -windows 3 -window 60s -singles 55 -gap 1s -pods 110 -exit-pods 20 -exit-poll 5ms"
 #   NODE_BENCH_FLAGS="-configs stock,gate-off,gate-on"   the configurations, hyphenated (the flags are split on spaces)
 #   NODE_BENCH_STOCK=0            gate off and on only (-stock=false)
 #   NODE_BENCH_SIZES="110 250 500" the benchmark at each size, into pods-N, then the scale table (scale.md; -sizes)

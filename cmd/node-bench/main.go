@@ -70,7 +70,6 @@ func main() {
 	flag.DurationVar(&o.Settle, "settle", 20*time.Second, "rest after the pods run, before measuring (-cluster: 30s)")
 	flag.DurationVar(&o.Window, "window", 60*time.Second, "one idle CPU window")
 	flag.IntVar(&o.Windows, "windows", 3, "idle CPU windows per round (-cluster: 2)")
-	flag.DurationVar(&o.Profile, "profile", 60*time.Second, "the kubelet CPU profile's length")
 	flag.IntVar(&o.Singles, "singles", 55, "pods deleted, then added, one at a time (-cluster: 15 pods of each kind added, then deleted)")
 	flag.DurationVar(&o.Gap, "gap", time.Second, "time between single pods")
 	flag.IntVar(&o.ExitPods, "exit-pods", 20, "pods with restartPolicy Never whose container exits on its own, 3 to 8 s after it starts; 0 adds none (-cluster: 0)")
@@ -188,7 +187,7 @@ func benchmark(o nodebench.Options, rounds int, configs []nodebench.Config, stoc
 		return err
 	}
 	// Roughly how long one configuration takes.
-	estimate := o.Settle + time.Duration(o.Windows)*o.Window + o.Profile
+	estimate := o.Settle + time.Duration(o.Windows)*o.Window
 	churn := time.Duration(2*o.Singles) * o.Gap
 	switch {
 	case o.Cluster:

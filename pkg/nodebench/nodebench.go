@@ -60,11 +60,10 @@ type Options struct {
 	StartTimeout time.Duration
 	// Settle is how long the node rests after the pods run, before measuring.
 	Settle time.Duration
-	// Window is one idle CPU measurement window; Windows is how many.
+	// Window is one idle CPU measurement window; Windows is how many. The
+	// kubelet's CPU profile spans them.
 	Window  time.Duration
 	Windows int
-	// Profile is the length of the pprof profile.
-	Profile time.Duration
 	// Runtime is the container runtime, and PodEventsOff turns CRI-O's
 	// container events off.
 	Runtime      node.Runtime
