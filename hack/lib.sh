@@ -70,6 +70,16 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
     die "apt-get install $* failed: 'apt-cache policy ${1%%=*}' lists the versions Debian offers."
 }
+# use_runtime NAME: sources hack/runtimes/NAME.sh, the container runtime's
+# part of the scripts (runtime_deps, runtime_e2e_skip); NAME is what
+# NODE_RUNTIME takes, and empty means containerd.
+use_runtime() {
+  local file="${ROOT}/hack/runtimes/${1:-containerd}.sh"
+  [ -f "${file}" ] ||
+    die "NODE_RUNTIME=$1: no such runtime; hack/runtimes has $(cd "${ROOT}/hack/runtimes" && echo *.sh | sed 's/\.sh//g')."
+  # shellcheck source=/dev/null # one of hack/runtimes/*.sh
+  source "${file}"
+}
 # require_tree: fails unless make has assembled the tree.
 require_tree() {
   [ -d "${TREE}/.git" ] || die "${TREE#"${ROOT}/"} does not exist: run make first."

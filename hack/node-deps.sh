@@ -2,7 +2,6 @@
 # make node-deps: everything a real node needs besides the kubelet, pinned,
 # from the Go module proxy and Debian's packages only, into _output/bin and
 # _output/images:
-#   containerd, ctr and containerd-shim-runc-v2 ${CONTAINERD_VERSION}
 #   runc ${RUNC_VERSION} (cgo, libseccomp)
 #   crictl ${CRICTL_VERSION}
 #   busybox ${BUSYBOX_VERSION}, built static with its defconfig from Debian's
@@ -10,26 +9,20 @@
 #   applet (Debian's busybox-static lacks some that upstream's node e2e
 #   specs use, such as nmeter)
 #   pause (the tree's build/pause source), busybox and agnhost (the tree's
-#   test/images/agnhost, on busybox's layer) as image archives for
-#   `ctr images import`; no registry is ever used.
-# With NODE_RUNTIME=crio it also builds CRI-O ${CRIO_VERSION} (crio, pinns and
-# CRI-O's test/copyimg as crio-copyimg, which imports the images into CRI-O's
-# storage) from the same module, and installs conmon ${CONMON_VERSION} from
-# Debian. Plain make and make test never build CRI-O.
+#   test/images/agnhost, on busybox's layer) as image archives, imported by
+#   each runtime's driver; no registry is ever used
+#   the container runtimes' own parts (hack/runtimes/NAME.sh): containerd's,
+#   which make test runs on, and NODE_RUNTIME's (crio: CRI-O with conmon).
+#   Plain make and make test never build CRI-O.
 # Reruns reuse what is already there at the pinned versions.
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.5.2
 CRICTL_VERSION=v1.36.0
-CRIO_VERSION=v1.34.0
-CONMON_VERSION=2.1.6+ds1-1
 BUSYBOX_VERSION=1.35.0
 BUSYBOX_SHA256=faeeb244c35a348a334f4a59e44626ee870fb07b6884d68c10ae8bc19f83a694
 BUSYBOX_URL="http://deb.debian.org/debian/pool/main/b/busybox/busybox_${BUSYBOX_VERSION}.orig.tar.bz2"
-# CRI-O's build tags without gpgme (openpgp instead), btrfs or ostree.
-CRIO_TAGS="containers_image_openpgp containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion seccomp"
 BIN="${OUT}/bin"
 IMAGES="${OUT}/images"
 mkdir -p "${BIN}" "${IMAGES}"
@@ -47,24 +40,10 @@ else
 fi
 step_done
 
-step "containerd ${CONTAINERD_VERSION} (containerd, ctr, containerd-shim-runc-v2)"
 # version_of BINARY: the binary's --version output, or nothing.
 version_of() {
   "$1" --version 2>/dev/null || true
 }
-
-if [[ "$(version_of "${BIN}/containerd")" == *" ${CONTAINERD_VERSION#v}"* ]] &&
-  [ -x "${BIN}/ctr" ] && [ -x "${BIN}/containerd-shim-runc-v2" ]; then
-  echo "    already built"
-else
-  GOBIN="${BIN}" CGO_ENABLED=0 GOFLAGS=-mod=mod go install -tags no_btrfs \
-    "github.com/containerd/containerd/v2/cmd/containerd@${CONTAINERD_VERSION}" \
-    "github.com/containerd/containerd/v2/cmd/ctr@${CONTAINERD_VERSION}" \
-    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@${CONTAINERD_VERSION}" ||
-    die "building containerd ${CONTAINERD_VERSION} failed (is the Go module proxy reachable?)."
-fi
-echo "    $(version_of "${BIN}/containerd")"
-step_done
 
 step "runc ${RUNC_VERSION} (cgo, seccomp)"
 if [[ "$(version_of "${BIN}/runc")" == *"runc version ${RUNC_VERSION#v}"* ]]; then
@@ -97,38 +76,11 @@ fi
 echo "    ${BIN#"${ROOT}/"}/crictl"
 step_done
 
-if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
-  step "conmon ${CONMON_VERSION} (Debian)"
-  if [ "$(dpkg-query -W -f '${Version}' conmon 2>/dev/null)" = "${CONMON_VERSION}" ]; then
-    echo "    already installed"
-  else
-    apt_install "conmon=${CONMON_VERSION}"
-  fi
-  echo "    $(conmon --version | sed -n 1p)"
-  step_done
-
-  step "CRI-O ${CRIO_VERSION} (crio, pinns, crio-copyimg; cold: about 3 minutes)"
-  if [[ "$(version_of "${BIN}/crio" | sed -n 1p)" == "crio version ${CRIO_VERSION#v}" ]] &&
-    [ -x "${BIN}/pinns" ] && [ -x "${BIN}/crio-copyimg" ]; then
-    echo "    already built"
-  else
-    (cd "${OUT}" && GOFLAGS=-mod=mod go mod download "github.com/cri-o/cri-o@${CRIO_VERSION}") ||
-      die "cannot download github.com/cri-o/cri-o@${CRIO_VERSION} through the Go module proxy."
-    src="${OUT}/src/cri-o"
-    rm -rf "${src}"
-    mkdir -p "${OUT}/src"
-    cp -r "$(go env GOMODCACHE)/github.com/cri-o/cri-o@${CRIO_VERSION}" "${src}"
-    chmod -R u+w "${src}"
-    (cd "${src}" && CGO_ENABLED=1 go build -mod=mod -tags "${CRIO_TAGS}" -o "${BIN}/crio" ./cmd/crio &&
-      CGO_ENABLED=1 go build -mod=mod -tags "${CRIO_TAGS}" -o "${BIN}/crio-copyimg" ./test/copyimg) ||
-      die "building CRI-O ${CRIO_VERSION} failed (it needs gcc and libseccomp-dev); see the compiler's output above."
-    make -s -C "${src}/pinns" CC=gcc >/dev/null || die "building CRI-O's pinns failed (it needs gcc and a static libc)."
-    cp "${src}/bin/pinns" "${BIN}/pinns"
-    rm -rf "${src}"
-  fi
-  echo "    $(version_of "${BIN}/crio" | sed -n 1p)"
-  step_done
-fi
+# The runtimes' own parts: containerd's, which make test runs on, and NODE_RUNTIME's.
+for runtime in $(printf '%s\n' containerd "${NODE_RUNTIME:-containerd}" | sort -u); do
+  use_runtime "${runtime}"
+  runtime_deps
+done
 
 step "busybox ${BUSYBOX_VERSION} (defconfig, static) from Debian's source archive"
 if [ -x "${BIN}/busybox" ] && [ "$(cat "${BIN}/busybox.stamp" 2>/dev/null)" = "${BUSYBOX_SHA256}" ]; then

@@ -116,19 +116,9 @@ if [ "${GATE}" != true ]; then
   # without systemd cannot do: with the gate off they are skipped.
   default_skip="${default_skip}|Evented Volume Manager"
 fi
-if [ "${NODE_RUNTIME:-containerd}" = crio ]; then
-  # CRI-O gives a privileged container every capability up to cap_last_cap;
-  # containerd gives it the capabilities it has itself. Where the host's
-  # bounding set lacks one (CAP_SYS_RESOURCE on the project's machines), runc
-  # cannot raise it, and privileged containers never start on CRI-O.
-  bounding=$(awk '/^CapBnd:/ {print $2}' /proc/self/status)
-  last_cap=$(cat /proc/sys/kernel/cap_last_cap)
-  if [ $((16#${bounding})) != $(( (1 << (last_cap + 1)) - 1 )) ]; then
-    echo "    this host's capability bounding set (CapBnd ${bounding}) lacks capabilities up to cap_last_cap ${last_cap}:"
-    echo "    CRI-O's privileged containers cannot start, so upstream's privileged HostPath specs are skipped"
-    default_skip="${default_skip}|HostPath should support (r/w|subPath)"
-  fi
-fi
+use_runtime "${NODE_RUNTIME:-}"
+runtime_skip=$(runtime_e2e_skip)
+[ -z "${runtime_skip}" ] || default_skip="${default_skip}|${runtime_skip}"
 SKIP="${SKIP-${default_skip}}"
 step "node e2e (EventedVolumeManager=${GATE})"
 status=0

@@ -25,7 +25,7 @@
 #   9. the top commit of each pull request of the stack (PR_TOPS, PR.md)
 #      passes the tests of the packages its PR changes (VERIFY_EACH_PR=0
 #      skips it);
-#  10. shellcheck passes on hack/*.sh and .ci/run.
+#  10. shellcheck passes on hack/*.sh, hack/runtimes/*.sh and .ci/run.
 # It also checks the series' budgets (cmd/series-budget): non-test Go lines
 # per PR (at most 700) and in all (at most 1,800), exported
 # identifiers (at most 40), metrics (at most 3) and KEP.md's words (at most
@@ -299,11 +299,11 @@ else
 fi
 
 SHELLCHECK_VERSION=0.9.0-1
-step "shellcheck ${SHELLCHECK_VERSION%-*} on hack/*.sh and .ci/run"
+step "shellcheck ${SHELLCHECK_VERSION%-*} on hack/*.sh, hack/runtimes/*.sh and .ci/run"
 [ "$(dpkg-query -W -f '${Version}' shellcheck 2>/dev/null)" = "${SHELLCHECK_VERSION}" ] ||
   apt_install "shellcheck=${SHELLCHECK_VERSION}"
 rc=0
-(cd "${ROOT}" && shellcheck --external-sources --source-path=SCRIPTDIR hack/*.sh .ci/run) | sed 's/^/    /' || rc=$?
+(cd "${ROOT}" && shellcheck --external-sources --source-path=SCRIPTDIR hack/*.sh hack/runtimes/*.sh .ci/run) | sed 's/^/    /' || rc=$?
 [ "${rc}" = 0 ] || failures+=("shellcheck finds problems in the scripts (see \"shellcheck...\" above): fix them.")
 step_done
 

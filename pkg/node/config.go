@@ -76,6 +76,9 @@ func (n *Node) writeConfigs() error {
 	files[n.KubeletConfig()] = n.kubeletConfig()
 	files[filepath.Join(w, "crictl.yaml")] = crictl
 	for path, content := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return err
 		}

@@ -35,10 +35,31 @@ const conmonPath = "/usr/bin/conmon"
 // work/crio: its storage (overlay), its run state, pinned namespaces, exit
 // files and pod logs. Images are copied into its storage with crio-copyimg
 // (CRI-O's own test/copyimg, built from the same source) before it starts,
-// since CRI-O pulls only from registries.
-type crio struct{}
+// since CRI-O pulls only from registries. podEvents is its
+// enable_pod_events: without it, its GetContainerEvents ends at once.
+type crio struct{ podEvents bool }
+
+func (crio) name() string { return "CRI-O" }
+
+func (c crio) label() string { return fmt.Sprintf("CRI-O (enable_pod_events=%t)", c.podEvents) }
 
 func (crio) processName() string { return "crio" }
+
+func (c crio) streamsEvents() bool { return c.podEvents }
+
+func (crio) ports() map[int]string { return map[int]string{CRIOMetricsPort: "CRI-O's metrics"} }
+
+// prepareHost gives the hugetlb controller a cgroup v1 hierarchy (see
+// mountHugetlb).
+func (crio) prepareHost(h *hostState, logf func(string, ...any)) error {
+	return h.mountHugetlb(hugetlbCgroupDir, logf)
+}
+
+func (crio) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort) }
+
+func (crio) droppedEventsMetric() string {
+	return "container_runtime_crio_containers_events_dropped_total"
+}
 
 func (crio) binaries() []string { return []string{"crio", "pinns", "crio-copyimg", "runc", "crictl"} }
 
@@ -85,7 +106,7 @@ func (crio) untagImage(ctx context.Context, n *Node, name string) error {
 
 func (crio) importsOffline() bool { return true }
 
-func (crio) configs(n *Node) map[string]string {
+func (c crio) configs(n *Node) map[string]string {
 	w := n.work
 	d := filepath.Join(w, "crio")
 	q := strconv.Quote
@@ -155,7 +176,7 @@ enable_nri = false
 		q(n.Socket()),
 		q(filepath.Join(n.bin, "pinns")), q(filepath.Join(d, "ns")), q(filepath.Join(d, "exits")), q(filepath.Join(d, "attach")),
 		list(filepath.Join(d, "hooks.d")), list(filepath.Join(d, "cdi")), q(filepath.Join(d, "keys")),
-		q(filepath.Join(d, "irqbalance")), !n.opts.PodEventsOff,
+		q(filepath.Join(d, "irqbalance")), c.podEvents,
 		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")), q(conmonPath),
 		q(Images["pause.tar"]), q(Images["pause.tar"]), q(filepath.Join(d, "policy.json")), q(filepath.Join(d, "policies")),
 		q(filepath.Join(w, "cni", "net.d")), list(filepath.Join(w, "cni", "bin")), CRIOMetricsPort)
@@ -164,17 +185,4 @@ enable_nri = false
 		// Images come from local archives only; nothing is pulled.
 		filepath.Join(d, "policy.json"): `{"default": [{"type": "insecureAcceptAnything"}]}` + "\n",
 	}
-}
-
-// RuntimeMetrics scrapes the container runtime's own metrics. Only CRI-O
-// serves them here.
-func (n *Node) RuntimeMetrics(ctx context.Context) (Metrics, error) {
-	if n.opts.Runtime != CRIO {
-		return nil, fmt.Errorf("%s serves no metrics on this node", n.opts.RuntimeLabel())
-	}
-	body, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort))
-	if err != nil {
-		return nil, err
-	}
-	return ParseMetrics(body)
 }

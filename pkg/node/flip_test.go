@@ -43,7 +43,7 @@ func TestSetGate(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			n := &Node{opts: Options{Gate: tc.from, StockKubelet: tc.stock, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
+			n := &Node{opts: Options{Gate: tc.from, StockKubelet: tc.stock, Runtime: Containerd}, work: work, runtime: driverFor(Containerd, false)}
 			err := n.SetGate(tc.to)
 			if tc.wantErr {
 				if err == nil {
@@ -80,7 +80,7 @@ func TestSetKubelet(t *testing.T) {
 	if err := os.WriteFile(stock, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{opts: Options{Gate: true, Gates: map[string]bool{RelistOnPodTermination: true}, Runtime: Containerd}, work: work, runtime: driverFor(Containerd)}
+	n := &Node{opts: Options{Gate: true, Gates: map[string]bool{RelistOnPodTermination: true}, Runtime: Containerd}, work: work, runtime: driverFor(Containerd, false)}
 	for _, step := range []struct {
 		binary    string
 		stock     bool
@@ -119,7 +119,7 @@ func TestSetGateRefusesARunningKubelet(t *testing.T) {
 		t.Skipf("cannot start sleep: %v", err)
 	}
 	defer p.Stop(9, 0)
-	n := &Node{opts: Options{Runtime: Containerd}, work: t.TempDir(), runtime: driverFor(Containerd), kubelet: p}
+	n := &Node{opts: Options{Runtime: Containerd}, work: t.TempDir(), runtime: driverFor(Containerd, false), kubelet: p}
 	if err := n.SetGate(true); err == nil {
 		t.Fatal("SetGate with the kubelet running: no error")
 	}

@@ -349,16 +349,18 @@ func linkExists(name string) bool {
 
 // othersRunning reports a kubelet or a runtime already on this host, or a
 // port the node needs in use.
-func othersRunning(rt Runtime) error {
-	for _, name := range []string{"kubelet", "containerd", "crio"} {
+func othersRunning(d runtimeDriver) error {
+	names := []string{"kubelet"}
+	for _, rt := range Runtimes {
+		names = append(names, driverFor(rt, false).processName())
+	}
+	for _, name := range names {
 		if pids := processesNamed(name); len(pids) > 0 {
 			return fmt.Errorf("a %s is already running on this host (pid %v): stop it first", name, pids)
 		}
 	}
 	ports := map[int]string{kubeletPort: "the kubelet", healthzPort: "the kubelet"}
-	if rt == CRIO {
-		ports[CRIOMetricsPort] = "CRI-O's metrics"
-	}
+	maps.Copy(ports, d.ports())
 	for port, user := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {

@@ -128,7 +128,7 @@ func (n *Node) kubeletBinary() string {
 var Binaries = func() []string {
 	bins := []string{"kubelet"}
 	for _, rt := range Runtimes {
-		for _, b := range driverFor(rt).binaries() {
+		for _, b := range driverFor(rt, false).binaries() {
 			if !slices.Contains(bins, b) {
 				bins = append(bins, b)
 			}
@@ -235,7 +235,7 @@ func Preflight(out string, rt Runtime) error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root: it runs a container runtime, runc and a kubelet")
 	}
-	d := driverFor(rt)
+	d := driverFor(rt, false)
 	if kubelet := KubeletBinary(out); kubelet != filepath.Join(out, "bin", "kubelet") {
 		if _, err := os.Stat(kubelet); err != nil {
 			return fmt.Errorf("the kubelet %s ($%s) is missing: run make with the same KUBE_VERSION first", kubelet, KubeletEnv)
@@ -245,11 +245,7 @@ func Preflight(out string, rt Runtime) error {
 	}
 	for _, b := range d.binaries() {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
-			deps := "make node-deps"
-			if rt == CRIO {
-				deps = "NODE_RUNTIME=crio make node-deps"
-			}
-			return fmt.Errorf("%s is missing: run make and %s first", filepath.Join("_output", "bin", b), deps)
+			return fmt.Errorf("%s is missing: run make and NODE_RUNTIME=%s make node-deps first", filepath.Join("_output", "bin", b), rt)
 		}
 	}
 	for _, b := range d.hostBinaries() {
@@ -310,18 +306,18 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 			}
 		}
 	}
-	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime),
+	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime, opts.PodEventsOff),
 		supervised: map[Service]bool{}}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
 	}
-	if err := othersRunning(opts.Runtime); err != nil {
+	if err := othersRunning(n.runtime); err != nil {
 		return nil, err
 	}
 	if err := os.RemoveAll(n.work); err != nil {
 		return nil, fmt.Errorf("emptying the work directory: %w", err)
 	}
-	for _, d := range []string{"logs", "containerd", "crio", "kubelet/manifests", "kubelet/root", "kubelet/pki",
+	for _, d := range []string{"logs", "kubelet/manifests", "kubelet/root", "kubelet/pki",
 		"kubelet/podlogs", "kubelet/volume-plugins", "cni/bin", "cni/net.d", "cni/ipam", "runc-root", "hostpath"} {
 		if err := os.MkdirAll(filepath.Join(n.work, d), 0o755); err != nil {
 			return nil, err
@@ -333,13 +329,11 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	n.host = host
 	live.add(n)
-	if opts.Runtime == CRIO {
-		if err := host.mountHugetlb(hugetlbCgroupDir, opts.Logf); err != nil {
-			if stopErr := n.Stop(); stopErr != nil {
-				opts.Logf("stopping after a failed start: %v", stopErr)
-			}
-			return nil, err
+	if err := n.runtime.prepareHost(host, opts.Logf); err != nil {
+		if stopErr := n.Stop(); stopErr != nil {
+			opts.Logf("stopping after a failed start: %v", stopErr)
 		}
+		return nil, err
 	}
 	if err := n.start(ctx); err != nil {
 		if stopErr := n.Stop(); stopErr != nil {
@@ -410,16 +404,33 @@ func (n *Node) Name() string { return n.opts.Name }
 // Gate is the value of the EventedVolumeManager gate the kubelet runs with.
 func (n *Node) Gate() bool { return n.opts.Gate }
 
-// Runtime is the node's container runtime.
-func (n *Node) Runtime() Runtime { return n.opts.Runtime }
-
-// RuntimeLabel names the runtime for reports, CRI-O's events setting
-// included.
-func (n *Node) RuntimeLabel() string { return n.opts.RuntimeLabel() }
+// RuntimeLabel names the runtime for reports, with its options.
+func (n *Node) RuntimeLabel() string { return n.runtime.label() }
 
 // StreamsEvents reports whether the runtime serves CRI container events:
 // containerd does, CRI-O only with enable_pod_events.
-func (n *Node) StreamsEvents() bool { return !(n.opts.Runtime == CRIO && n.opts.PodEventsOff) }
+func (n *Node) StreamsEvents() bool { return n.runtime.streamsEvents() }
+
+// RuntimeDroppedEvents returns how many container events the runtime
+// dropped, from its own metrics, and false if it counts none.
+func (n *Node) RuntimeDroppedEvents(ctx context.Context) (float64, bool, error) {
+	name := n.runtime.droppedEventsMetric()
+	if name == "" {
+		return 0, false, nil
+	}
+	body, err := HTTPGet(ctx, n.runtime.metricsURL())
+	if err != nil {
+		return 0, false, fmt.Errorf("scraping %s's metrics: %w", n.runtime.name(), err)
+	}
+	m, err := ParseMetrics(body)
+	if err != nil {
+		return 0, false, err
+	}
+	if !m.Has(name) {
+		return 0, false, fmt.Errorf("%s serves no %s", n.runtime.name(), name)
+	}
+	return m.Sum(name), true, nil
+}
 
 // RuntimeProcessName is the runtime daemon's command name.
 func (n *Node) RuntimeProcessName() string { return n.runtime.processName() }
@@ -454,7 +465,7 @@ func (n *Node) StartRuntime(ctx context.Context) error {
 		return fmt.Errorf("%s is already running", n.runtime.processName())
 	}
 	name := n.runtime.processName()
-	n.opts.Logf("starting %s", n.opts.RuntimeLabel())
+	n.opts.Logf("starting %s", n.runtime.label())
 	binary, args := n.runtime.command(n)
 	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"),
 		[]string{"PATH=" + n.bin + ":" + os.Getenv("PATH")}, binary, args...)

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 )
 
@@ -82,29 +81,49 @@ func RuntimeFlags(fs *flag.FlagSet) func() (Runtime, bool, error) {
 
 // ParseRuntime parses a runtime's name; empty means Containerd.
 func ParseRuntime(s string) (Runtime, error) {
-	switch Runtime(s) {
-	case "", Containerd:
+	if s == "" {
 		return Containerd, nil
-	case CRIO:
-		return CRIO, nil
 	}
-	return "", fmt.Errorf("unknown container runtime %q: want %s or %s", s, Containerd, CRIO)
+	if _, ok := drivers[Runtime(s)]; !ok {
+		return "", fmt.Errorf("unknown container runtime %q: want one of %v", s, Runtimes)
+	}
+	return Runtime(s), nil
 }
 
-// RuntimeLabel names the runtime for reports: containerd, or CRI-O with its
-// enable_pod_events setting.
-func (o Options) RuntimeLabel() string {
-	switch {
-	case o.Runtime == CRIO && o.PodEventsOff:
-		return "CRI-O (enable_pod_events=false)"
-	case o.Runtime == CRIO:
-		return "CRI-O (enable_pod_events=true)"
+// RuntimeLabel names the runtime for reports, with its options: containerd,
+// or CRI-O with its enable_pod_events setting.
+func (o Options) RuntimeLabel() string { return driverFor(o.Runtime, o.PodEventsOff).label() }
+
+// RuntimeNameOf is the short name (containerd, CRI-O) of the runtime a
+// RuntimeLabel names, or label itself if no runtime has it.
+func RuntimeNameOf(label string) string {
+	for _, rt := range Runtimes {
+		for _, eventsOff := range []bool{false, true} {
+			if d := driverFor(rt, eventsOff); d.label() == label {
+				return d.name()
+			}
+		}
 	}
-	return "containerd"
+	return label
 }
 
-// runtimeDriver is what differs between the runtimes a Node runs.
+// runtimeDriver is what differs between the runtimes a Node runs; each
+// runtime's driver is in a file of its own.
 type runtimeDriver interface {
+	// name is its short name for reports; label adds its options.
+	name() string
+	label() string
+	// streamsEvents reports whether it serves CRI container events.
+	streamsEvents() bool
+	// ports are the host ports it listens on, with what for.
+	ports() map[int]string
+	// prepareHost changes what it needs of the host, recording it in h,
+	// which restores it.
+	prepareHost(h *hostState, logf func(string, ...any)) error
+	// droppedEventsMetric is the metric, served at metricsURL, that counts
+	// the container events it dropped; both are empty if it has none.
+	metricsURL() string
+	droppedEventsMetric() string
 	// processName is the daemon's command name, as the kubelet's
 	// --container-runtime-process-name takes it.
 	processName() string
@@ -133,92 +152,18 @@ type runtimeDriver interface {
 	importsOffline() bool
 }
 
-func driverFor(rt Runtime) runtimeDriver {
-	if rt == CRIO {
-		return crio{}
+// drivers are the runtimes' drivers, by runtime, given whether CRI-O's
+// container events are off.
+var drivers = map[Runtime]func(podEventsOff bool) runtimeDriver{
+	Containerd: func(bool) runtimeDriver { return containerd{} },
+	CRIO:       func(podEventsOff bool) runtimeDriver { return crio{podEvents: !podEventsOff} },
+}
+
+// driverFor returns the driver of rt with its options; an unknown rt gets
+// the default's.
+func driverFor(rt Runtime, podEventsOff bool) runtimeDriver {
+	if d, ok := drivers[rt]; ok {
+		return d(podEventsOff)
 	}
 	return containerd{}
-}
-
-// containerd is containerd 2 with runc: images are imported with ctr.
-type containerd struct{}
-
-func (containerd) processName() string { return "containerd" }
-
-func (containerd) binaries() []string {
-	return []string{"containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"}
-}
-
-func (containerd) hostBinaries() []string { return nil }
-
-func (containerd) monitors(bin string) []string {
-	return []string{filepath.Join(bin, "containerd-shim-runc-v2")}
-}
-
-func (containerd) socket(work string) string { return filepath.Join(work, "containerd.sock") }
-
-func (containerd) command(n *Node) (string, []string) {
-	return filepath.Join(n.bin, "containerd"), []string{"--config", filepath.Join(n.work, "containerd", "config.toml")}
-}
-
-func (containerd) answers(ctx context.Context, n *Node) bool {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "version")
-	return err == nil
-}
-
-func (containerd) importImage(ctx context.Context, n *Node, archive, ref string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
-		"images", "import", "--platform", "linux/amd64", archive)
-	return err
-}
-
-func (containerd) tagImage(ctx context.Context, n *Node, ref, name string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name)
-	return err
-}
-
-// untagImage removes the name only: containerd's CRI RemoveImage would
-// remove every name of the image.
-func (containerd) untagImage(ctx context.Context, n *Node, name string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "rm", name)
-	return err
-}
-
-func (containerd) importsOffline() bool { return false }
-
-func (containerd) configs(n *Node) map[string]string {
-	w := n.work
-	q := strconv.Quote
-	return map[string]string{filepath.Join(w, "containerd", "config.toml"): fmt.Sprintf(`version = 3
-root = %s
-state = %s
-[grpc]
-  address = %s
-[ttrpc]
-  address = %s
-[plugins.'io.containerd.cri.v1.images']
-  snapshotter = "overlayfs"
-  [plugins.'io.containerd.cri.v1.images'.pinned_images]
-    sandbox = %s
-[plugins.'io.containerd.cri.v1.runtime']
-  enable_selinux = false
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  [plugins.'io.containerd.cri.v1.runtime'.containerd]
-    default_runtime_name = "runc"
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        BinaryName = %s
-        SystemdCgroup = false
-        Root = %s
-  [plugins.'io.containerd.cri.v1.runtime'.cni]
-    bin_dirs = [%s]
-    conf_dir = %s
-[plugins.'io.containerd.nri.v1.nri']
-  disable = true
-`, q(filepath.Join(w, "containerd", "root")), q(filepath.Join(w, "containerd", "state")),
-		q(n.Socket()), q(n.Socket()+".ttrpc"), q(Images["pause.tar"]),
-		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")),
-		q(filepath.Join(w, "cni", "bin")), q(filepath.Join(w, "cni", "net.d")))}
 }

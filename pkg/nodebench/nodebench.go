@@ -348,12 +348,7 @@ func (m *Mode) UnmarshalJSON(data []byte) error {
 
 // RuntimeName is the short name of the mode's container runtime: containerd
 // or CRI-O.
-func (m Mode) RuntimeName() string {
-	if strings.HasPrefix(m.Runtime, "CRI-O") {
-		return "CRI-O"
-	}
-	return "containerd"
-}
+func (m Mode) RuntimeName() string { return node.RuntimeNameOf(m.Runtime) }
 
 // ChurnCPU is the CPU spent over a stretch of pod churn.
 type ChurnCPU struct {
