@@ -39,6 +39,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -135,44 +136,21 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 	if err != nil {
 		return fmt.Errorf("the kubelet must be beside the test binary: %w", err)
 	}
-	if s.procs > 1 {
-		if s.ginkgo == "" {
-			s.ginkgo = filepath.Join(dir, "ginkgo")
-		}
-		if s.ginkgo, err = filepath.Abs(s.ginkgo); err != nil {
-			return err
-		}
-		if _, err := os.Stat(s.ginkgo); err != nil {
-			return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
-		}
+	if err := s.findGinkgo(dir); err != nil {
+		return err
 	}
 	// Until the suite starts, an interrupt stops the node and exits; then
 	// it stops the suite first, and the node as run returns.
 	stopInterrupts := sync.OnceFunc(node.HandleInterrupts(logf))
 	defer stopInterrupts()
-
-	leftovers := map[string]bool{}
-	for _, p := range hostPathLeftovers {
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			leftovers[p] = true
-		}
-	}
+	removeLeftovers := watchLeftovers(logf)
 	defer func() {
-		for p := range leftovers {
-			if _, statErr := os.Lstat(p); statErr != nil {
-				continue
-			}
-			logf("removing %s, left by the HostPath specs", p)
-			if rmErr := os.RemoveAll(p); rmErr != nil && err == nil {
-				err = rmErr
-			}
+		if rmErr := removeLeftovers(); rmErr != nil && err == nil {
+			err = rmErr
 		}
 	}()
 	before := node.TakeSnapshot()
-	o.Out = out
-	o.Work = filepath.Join(dir, "node")
-	o.PodNetwork = true
-	o.Logf = logf
+	o.Out, o.Work, o.PodNetwork, o.Logf = out, filepath.Join(dir, "node"), true, logf
 	logf("container runtime: %s", o.RuntimeLabel())
 	// The suite runs its own kubelet, and restarts the runtime as it would
 	// a service (systemctl restart): the node only supervises the runtime.
@@ -182,24 +160,91 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 	}
 	n.Supervise(node.RuntimeService)
 	defer func() {
-		// The suite stops its kubelet; a run cut short may leave it.
-		for _, pid := range node.ProcessesOf(kubeletExe) {
-			logf("stopping the suite's kubelet (pid %d)", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		if stopErr := n.Stop(); stopErr != nil && err == nil {
+		if stopErr := stopNode(n, before, kubeletExe, out, logf); stopErr != nil && err == nil {
 			err = stopErr
 		}
-		if restoreErr := before.Restored(out, n.Work()); restoreErr != nil {
-			logf("the host is not as it was: %v", restoreErr)
-			if err == nil {
-				err = restoreErr
-			}
-		} else {
-			logf("the host is as it was")
-		}
 	}()
+	if err := tagImages(n, out, tags); err != nil {
+		return err
+	}
+	path, err := pathWithout(filepath.Join(dir, "path"), "systemd-run", "systemctl", "journalctl")
+	if err != nil {
+		return err
+	}
+	scratch, err := freshDirs(dir)
+	if err != nil {
+		return err
+	}
+	args, err := suiteArgs(n, dir, gate)
+	if err != nil {
+		return err
+	}
+	cmd, err := s.command(testBinary, scratch, args)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(os.Environ(), "PATH="+path)
+	logf("running %s in %d process(es) (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	return runSuite(cmd, dir, stopInterrupts, logf)
+}
 
+// findGinkgo sets and checks the Ginkgo CLI that runs more than one
+// process: by default the one in dir, beside the test binary.
+func (s *suite) findGinkgo(dir string) error {
+	if s.procs <= 1 {
+		return nil
+	}
+	var err error
+	if s.ginkgo, err = filepath.Abs(cmp.Or(s.ginkgo, filepath.Join(dir, "ginkgo"))); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.ginkgo); err != nil {
+		return fmt.Errorf("the Ginkgo CLI is needed for -procs %d: %w", s.procs, err)
+	}
+	return nil
+}
+
+// watchLeftovers notes which of hostPathLeftovers do not exist yet, and
+// returns a function that removes those that exist by then.
+func watchLeftovers(logf func(string, ...any)) func() error {
+	absent := map[string]bool{}
+	for _, p := range hostPathLeftovers {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			absent[p] = true
+		}
+	}
+	return func() error {
+		var errs []error
+		for p := range absent {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			logf("removing %s, left by the HostPath specs", p)
+			errs = append(errs, os.RemoveAll(p))
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// stopNode stops the suite's kubelet if a run cut short left it, then the
+// node, and checks that the host is as before.
+func stopNode(n *node.Node, before node.Snapshot, kubeletExe, out string, logf func(string, ...any)) error {
+	for _, pid := range node.ProcessesOf(kubeletExe) {
+		logf("stopping the suite's kubelet (pid %d)", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	err := n.Stop()
+	if restoreErr := before.Restored(out, n.Work()); restoreErr != nil {
+		logf("the host is not as it was: %v", restoreErr)
+		return cmp.Or(err, restoreErr)
+	}
+	logf("the host is as it was")
+	return err
+}
+
+// tagImages gives the local images the names the e2e framework uses.
+func tagImages(n *node.Node, out string, tags images) error {
+	ctx := context.Background()
 	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
 	for local, name := range tags {
 		ref, ok := localImages[local]
@@ -207,11 +252,11 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 			return fmt.Errorf("no local image %q: want busybox, pause or agnhost", local)
 		}
 		if local == "agnhost" {
-			if err := n.ImportImage(context.Background(), filepath.Join(out, "images", "agnhost.tar"), ref); err != nil {
+			if err := n.ImportImage(ctx, filepath.Join(out, "images", "agnhost.tar"), ref); err != nil {
 				return err
 			}
 		}
-		if err := n.TagImage(context.Background(), ref, name); err != nil {
+		if err := n.TagImage(ctx, ref, name); err != nil {
 			return err
 		}
 		// containerd reports a container's image as the image's first name
@@ -219,45 +264,35 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 		// busybox and agnhost keep only those. The runtime's sandbox image
 		// is pause's local name.
 		if local != "pause" {
-			if err := n.UntagImage(context.Background(), ref); err != nil {
+			if err := n.UntagImage(ctx, ref); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
 
-	path, err := pathWithout(filepath.Join(dir, "path"), "systemd-run", "systemctl", "journalctl")
-	if err != nil {
-		return err
-	}
+// freshDirs empties dir's report directory and returns an empty scratch
+// directory for the suite.
+func freshDirs(dir string) (string, error) {
 	if err := os.RemoveAll(filepath.Join(dir, "report")); err != nil {
-		return err
+		return "", err
 	}
 	scratch := filepath.Join(dir, "run")
 	if err := os.RemoveAll(scratch); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.MkdirAll(scratch, 0o755); err != nil {
-		return err
-	}
-	config := filepath.Join(dir, "kubelet-base.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: cgroupfs
-cgroupRoot: /
-failSwapOn: false
-failCgroupV1: false
-makeIPTablesUtilChains: false
-containerRuntimeEndpoint: unix://%s
-imageServiceEndpoint: unix://%s
-podLogsDir: %s
-volumePluginDir: %s
-resolvConf: /etc/resolv.conf
-healthzBindAddress: 127.0.0.1
-healthzPort: 10248
-`, n.Socket(), n.Socket(), filepath.Join(n.Work(), "podlogs"), filepath.Join(n.Work(), "volume-plugins"))), 0o644); err != nil {
-		return err
-	}
+	return scratch, os.MkdirAll(scratch, 0o755)
+}
 
+// suiteArgs writes the node's base kubelet configuration into dir and
+// returns the suite's arguments: the node's runtime, the configuration, and the
+// gate unless the kubelet is upstream's (gate "stock").
+func suiteArgs(n *node.Node, dir, gate string) ([]string, error) {
+	config := filepath.Join(dir, "kubelet-base.yaml")
+	if err := os.WriteFile(config, []byte(n.BaseKubeletConfig()), 0o644); err != nil {
+		return nil, err
+	}
 	args := []string{
 		"--container-runtime-endpoint=unix://" + n.Socket(),
 		"--image-service-endpoint=unix://" + n.Socket(),
@@ -272,17 +307,18 @@ healthzPort: 10248
 	if gate != "stock" {
 		args = append(args, "--feature-gates=EventedVolumeManager="+gate)
 	}
-	cmd, err := s.command(testBinary, scratch, args)
-	if err != nil {
-		return err
-	}
-	logf("running %s in %d process(es) (focus %q, skip %q), its output in %s", filepath.Base(testBinary), s.procs, s.focus, s.skip, filepath.Join(dir, "e2e.log"))
+	return args, nil
+}
+
+// runSuite runs the suite's command, its output in dir/e2e.log, and prints
+// its summary. Once it runs, an interrupt stops the suite's process group
+// instead of the process (stopInterrupts).
+func runSuite(cmd *exec.Cmd, dir string, stopInterrupts func(), logf func(string, ...any)) error {
 	log, err := os.Create(filepath.Join(dir, "e2e.log"))
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	cmd.Env = append(os.Environ(), "PATH="+path)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

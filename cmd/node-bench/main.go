@@ -64,7 +64,7 @@ func main() {
 	var o nodebench.Options
 	flag.StringVar(&o.Out, "out", "_output", "the project's build output (binaries and images)")
 	dir := flag.String("dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
-	flag.BoolVar(&o.Cluster, "cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, without stock")
+	clusterNode := flag.Bool("cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, without stock")
 	flag.IntVar(&o.Pods, "pods", 110, "idle pods, each with 4 volumes")
 	flag.DurationVar(&o.StartTimeout, "start-timeout", 0, "how long the idle pods may take to run; 0 means 10m, or 1s a pod above 600")
 	flag.DurationVar(&o.Settle, "settle", 20*time.Second, "rest after the pods run, before measuring (-cluster: 30s)")
@@ -87,7 +87,9 @@ func main() {
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	reportOnly := flag.Bool("report", false, "only write the report of the results in -dir (with -sizes, the scale table)")
 	flag.Parse()
-	if o.Cluster {
+	o.Workload = nodebench.Standalone{}
+	if *clusterNode {
+		o.Workload = nodebench.Cluster{}
 		set := map[string]bool{}
 		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for name, value := range clusterDefaults {
@@ -102,7 +104,7 @@ func main() {
 	o.Logf = func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	err := run(o, *rounds, *configs, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
+	err := run(o, *clusterNode, *rounds, *configs, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node-bench:", err)
 		os.Exit(1)
@@ -112,8 +114,8 @@ func main() {
 	}
 }
 
-func run(o nodebench.Options, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
-	configs := nodebench.DefaultConfigs(o.Cluster)
+func run(o nodebench.Options, clusterNode bool, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
+	configs := nodebench.DefaultConfigs(clusterNode)
 	if configList != "" {
 		var err error
 		if configs, err = nodebench.ParseConfigs(configList); err != nil {
@@ -130,18 +132,18 @@ func run(o nodebench.Options, rounds int, configList string, stock bool, stockKu
 		pods = append(pods, n)
 	}
 	switch {
-	case o.Cluster && (stock || slices.Contains(configs, nodebench.Stock) || len(pods) > 0):
+	case clusterNode && (stock || slices.Contains(configs, nodebench.Stock) || len(pods) > 0):
 		return fmt.Errorf("-cluster runs the series' kubelet at one size: it takes neither stock nor -sizes")
 	case !stock && slices.Equal(configs, []nodebench.Config{nodebench.Stock}):
 		return fmt.Errorf("-configs stock with -stock=false leaves nothing to run")
 	case reportOnly && len(pods) > 0:
-		return scale(o.Dir)
+		return nodebench.WriteScale(o.Dir)
 	case reportOnly:
 		r, err := nodebench.Load(filepath.Join(o.Dir, "results.json"))
 		if err != nil {
 			return err
 		}
-		return report(r, o.Dir)
+		return nodebench.WriteReport(r, o.Dir)
 	case o.ExitPods > 0 && o.ExitPoll <= 0:
 		return fmt.Errorf("-exit-poll %v: want a period above 0", o.ExitPoll)
 	case o.CrashLoopPods > 0 && o.CrashLoopWindow <= 0:
@@ -165,102 +167,17 @@ func run(o nodebench.Options, rounds int, configList string, stock bool, stockKu
 	}
 	stop := node.HandleInterrupts(o.Logf)
 	defer stop()
+	ctx := context.Background()
 	if len(pods) == 0 {
-		return benchmark(o, rounds, configs, stock)
+		return nodebench.Benchmark(ctx, o, rounds, configs, stock)
 	}
 	for i, n := range pods {
 		so := o
 		so.Pods, so.Dir = n, filepath.Join(o.Dir, fmt.Sprintf("pods-%d", n))
 		fmt.Printf("==> the benchmark at %d pods\n", n)
-		if err := benchmark(so, rounds, configs, stock); err != nil {
+		if err := nodebench.Benchmark(ctx, so, rounds, configs, stock); err != nil {
 			return fmt.Errorf("at %d pods: %w; the sizes before it are kept: rerun with -sizes %q", n, err, strings.Join(fields[i:], " "))
 		}
 	}
-	return scale(o.Dir)
-}
-
-// benchmark runs the rounds of configs, stock left out of each without
-// stock (nodebench.RoundOrder), and writes the results and the report into
-// o.Dir.
-func benchmark(o nodebench.Options, rounds int, configs []nodebench.Config, stock bool) error {
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return err
-	}
-	// Roughly how long one configuration takes.
-	estimate := o.Settle + time.Duration(o.Windows)*o.Window
-	churn := time.Duration(2*o.Singles) * o.Gap
-	switch {
-	case o.Cluster:
-		estimate += 2*time.Minute + time.Duration(o.ConfigMapWaves)*95*time.Second + time.Duration(len(nodebench.ClusterPodKinds))*(churn+20*time.Second)
-	case o.ExitPods > 0:
-		estimate += 90*time.Second + churn + 20*time.Second
-	default:
-		estimate += 90*time.Second + churn
-	}
-	if o.CrashLoopPods > 0 && !o.Cluster {
-		estimate += 30*time.Second + o.CrashLoopWindow
-	}
-	leftOut := func(c nodebench.Config) bool { return !stock && c == nodebench.Stock }
-	r := nodebench.Result{Cluster: o.Cluster, Configs: slices.DeleteFunc(slices.Clone(configs), leftOut)}
-	names := make([]string, len(r.Configs))
-	for i, c := range r.Configs {
-		names[i] = string(c)
-	}
-	fmt.Printf("==> %d round(s) of %s: about %v\n", rounds, strings.Join(names, ", "), (time.Duration(rounds*len(r.Configs)) * estimate).Round(time.Minute))
-	ctx := context.Background()
-	for round := 1; round <= rounds; round++ {
-		order := slices.DeleteFunc(nodebench.RoundOrder(round, configs), leftOut)
-		r.Orders = append(r.Orders, order)
-		for _, c := range order {
-			fmt.Printf("==> round %d of %d, %s: %d pods (about %v)\n", round, rounds, c, o.Pods, estimate.Round(time.Minute))
-			m, err := nodebench.Run(ctx, o, c)
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w; the node's logs are under %s", round, c, err, filepath.Join(o.Dir, c.WorkDir(), "logs"))
-			}
-			r.Add(m)
-			if err := r.Save(filepath.Join(o.Dir, "results.json")); err != nil {
-				return err
-			}
-		}
-	}
-	return report(r, o.Dir)
-}
-
-// report writes r's report.md and charts into dir, and prints the report.
-func report(r nodebench.Result, dir string) error {
-	md := nodebench.Markdown(r)
-	files, err := nodebench.Charts(r, dir)
-	if err != nil {
-		return err
-	}
-	md += "\nCharts: " + strings.Join(files, ", ") + "\n"
-	fmt.Print("\n" + md)
-	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644)
-}
-
-// scale writes the scale table of every pods-N/results.json under dir into
-// scale.md, and prints it.
-func scale(dir string) error {
-	matches, err := filepath.Glob(filepath.Join(dir, "pods-*", "results.json"))
-	if err != nil {
-		return err
-	}
-	var sizes []nodebench.Size
-	for _, m := range matches {
-		pods, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "pods-"))
-		if err != nil {
-			continue
-		}
-		r, err := nodebench.Load(m)
-		if err != nil {
-			return err
-		}
-		sizes = append(sizes, nodebench.Size{Pods: pods, Result: r})
-	}
-	if len(sizes) == 0 {
-		return fmt.Errorf("no pods-N/results.json under %s: run node-bench -sizes \"110 250\" first", dir)
-	}
-	md := nodebench.ScaleMarkdown(sizes)
-	fmt.Print(md)
-	return os.WriteFile(filepath.Join(dir, "scale.md"), []byte(md), 0o644)
+	return nodebench.WriteScale(o.Dir)
 }

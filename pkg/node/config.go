@@ -86,13 +86,28 @@ func (n *Node) writeConfigs() error {
 	return nil
 }
 
-// kubeletConfig is the kubelet's configuration file.
+// kubeletConfig is the kubelet's configuration file: BaseKubeletConfig,
+// and the node's static pods, API access, maxPods and feature gates.
 func (n *Node) kubeletConfig() string {
+	return n.BaseKubeletConfig() + fmt.Sprintf(`staticPodPath: %s
+address: 127.0.0.1
+port: %d
+readOnlyPort: 0
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+enableDebuggingHandlers: true
+maxPods: %d
+%s`, strconv.Quote(filepath.Join(n.work, "kubelet", "manifests")), kubeletPort, n.maxPods(), featureGates(n.opts))
+}
+
+// BaseKubeletConfig is what every kubelet on the node is configured with:
+// its runtime, cgroups, directories and health check. The node e2e suite's
+// kubelet starts from it (--kubelet-config-file) and sets the rest itself.
+func (n *Node) BaseKubeletConfig() string {
 	w := n.work
 	q := strconv.Quote
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-staticPodPath: %s
 cgroupDriver: cgroupfs
 failSwapOn: false
 failCgroupV1: false
@@ -101,19 +116,10 @@ containerRuntimeEndpoint: unix://%s
 imageServiceEndpoint: unix://%s
 podLogsDir: %s
 volumePluginDir: %s
-address: 127.0.0.1
-port: %d
-readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: %d
-authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
-authorization: {mode: AlwaysAllow}
 resolvConf: /etc/resolv.conf
-enableDebuggingHandlers: true
-maxPods: %d
-%s`, q(filepath.Join(w, "kubelet", "manifests")), n.Socket(), n.Socket(),
-		q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")),
-		kubeletPort, healthzPort, n.maxPods(), featureGates(n.opts))
+`, n.Socket(), n.Socket(), q(filepath.Join(w, "kubelet", "podlogs")), q(filepath.Join(w, "kubelet", "volume-plugins")), healthzPort)
 }
 
 // KubeletConfig is the path of the kubelet's configuration file.

@@ -28,6 +28,7 @@ package node
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -265,48 +266,14 @@ func Preflight(out string, rt Runtime) error {
 // imports the images and starts the kubelet, and waits until the kubelet is healthy. On
 // failure it stops whatever it started and restores the host.
 func Start(ctx context.Context, opts Options) (*Node, error) {
-	out, err := filepath.Abs(opts.Out)
+	opts, err := withDefaults(opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Verbosity == 0 {
-		opts.Verbosity = DefaultVerbosity
-	}
-	if opts.Name == "" {
-		opts.Name = DefaultName
-	}
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
-	}
-	if opts.Runtime, err = ParseRuntime(string(opts.Runtime)); err != nil {
+	if err := check(opts); err != nil {
 		return nil, err
 	}
-	opts.Out = out
-	if opts.Work == "" {
-		opts.Work = filepath.Join(out, "node")
-	}
-	if opts.Work, err = filepath.Abs(opts.Work); err != nil {
-		return nil, err
-	}
-	if err := Preflight(out, opts.Runtime); err != nil {
-		return nil, err
-	}
-	if err := checkGates(opts); err != nil {
-		return nil, err
-	}
-	if opts.Kubelet != "" {
-		if _, err := os.Stat(opts.Kubelet); err != nil {
-			return nil, fmt.Errorf("the kubelet %s is missing: %w", opts.Kubelet, err)
-		}
-	}
-	if opts.PodNetwork {
-		for _, p := range cniPlugins {
-			if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
-				return nil, fmt.Errorf("the CNI plugin %s is missing: run make node-deps (Debian's containernetworking-plugins)", p)
-			}
-		}
-	}
-	n := &Node{opts: opts, bin: filepath.Join(out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime, opts.PodEventsOff),
+	n := &Node{opts: opts, bin: filepath.Join(opts.Out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime, opts.PodEventsOff),
 		supervised: map[Service]bool{}}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
@@ -329,19 +296,59 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	}
 	n.host = host
 	live.add(n)
-	if err := n.runtime.prepareHost(host, opts.Logf); err != nil {
-		if stopErr := n.Stop(); stopErr != nil {
-			opts.Logf("stopping after a failed start: %v", stopErr)
-		}
-		return nil, err
+	if err := n.runtime.prepareHost(host, opts.Logf); err == nil {
+		err = n.start(ctx)
 	}
-	if err := n.start(ctx); err != nil {
+	if err != nil {
 		if stopErr := n.Stop(); stopErr != nil {
 			opts.Logf("stopping after a failed start: %v", stopErr)
 		}
 		return nil, err
 	}
 	return n, nil
+}
+
+// withDefaults fills in opts' defaults and makes its paths absolute.
+func withDefaults(opts Options) (Options, error) {
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return opts, err
+	}
+	opts.Out = out
+	opts.Verbosity = cmp.Or(opts.Verbosity, DefaultVerbosity)
+	opts.Name = cmp.Or(opts.Name, DefaultName)
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Runtime, err = ParseRuntime(string(opts.Runtime)); err != nil {
+		return opts, err
+	}
+	opts.Work, err = filepath.Abs(cmp.Or(opts.Work, filepath.Join(out, "node")))
+	return opts, err
+}
+
+// check says what opts lacks on this host: binaries, images, the kubelet,
+// CNI plugins, or feature gates its kubelet takes.
+func check(opts Options) error {
+	if err := Preflight(opts.Out, opts.Runtime); err != nil {
+		return err
+	}
+	if err := checkGates(opts); err != nil {
+		return err
+	}
+	if opts.Kubelet != "" {
+		if _, err := os.Stat(opts.Kubelet); err != nil {
+			return fmt.Errorf("the kubelet %s is missing: %w", opts.Kubelet, err)
+		}
+	}
+	if opts.PodNetwork {
+		for _, p := range cniPlugins {
+			if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
+				return fmt.Errorf("the CNI plugin %s is missing: run make node-deps (Debian's containernetworking-plugins)", p)
+			}
+		}
+	}
+	return nil
 }
 
 func (n *Node) start(ctx context.Context) error {

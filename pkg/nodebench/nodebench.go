@@ -26,7 +26,7 @@ limitations under the License.
 // iterations and passes, the mount and unmount waits from the kubelet's log,
 // the single pods' deletion phase by phase and the CPU it costs, and the time
 // from a container exiting on its own to its pod's volumes unmounted. On a
-// cluster node (Options.Cluster: a control plane, API pods, the project's
+// cluster node (the Cluster workload: a control plane, API pods, the project's
 // CSI driver and attacher) it measures the same idle figures with the
 // control plane's CPU, a config map's way into its pods' files, the single
 // pods' times by kind, and the kubelet's API requests from the audit log.
@@ -50,9 +50,9 @@ type Options struct {
 	Out string
 	// Dir receives the per-configuration work directories.
 	Dir string
-	// Cluster runs a cluster node with API pods instead of a standalone
-	// node with static pods.
-	Cluster bool
+	// Workload is what runs on the node, by the node's kind: Standalone
+	// or Cluster.
+	Workload Workload
 	// Pods is how many pods run idle, each with its volumes.
 	Pods int
 	// StartTimeout is how long all pods may take to run; zero means

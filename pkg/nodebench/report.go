@@ -31,7 +31,6 @@ import (
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/kubeletlog"
-	"evented-volume-manager/pkg/node"
 )
 
 // samples are a figure's values in one round; pooled gathers them over
@@ -355,12 +354,8 @@ func pooledKind(modes []Mode, key string) *KindTimes {
 // Rows are the comparison table's lines: each figure pooled over the rounds
 // of every configuration, with its extremes in single rounds.
 func Rows(r Result) []Row {
-	fs := standaloneFigures(r)
-	if r.Cluster {
-		fs = clusterFigures(r)
-	}
 	var rows []Row
-	for _, f := range fs {
+	for _, f := range reportOf(r).figures(r) {
 		row := Row{Figure: f.name, Unit: f.unit, LowerWins: f.lowerWins, offNote: f.offNote, Stats: map[Config]Stat{}}
 		measured := false
 		for _, c := range r.configs() {
@@ -449,44 +444,11 @@ func (r Result) lead() []Mode {
 // single-pod deletion phases; on a cluster node the kubelet's API requests.
 func Markdown(r Result) string {
 	var b strings.Builder
-	m := r.lead()[0]
-	if r.Cluster {
-		fmt.Fprintf(&b, "### Cluster node: %d API pods × %d volumes (projected token, configMap, secret, emptyDir), %s and runc\n\n", m.Pods, m.Volumes, m.Runtime)
-		orders := make([]string, len(r.Orders))
-		for i, o := range r.Orders {
-			orders[i] = fmt.Sprintf("round %d %s first", i+1, o[0])
-		}
-		singles := 0
-		if t := m.Kinds[ClusterPodKinds[0].Key]; t != nil {
-			singles = len(t.MountEndToEnd)
-		}
-		per := "per configuration"
-		if slices.Equal(r.configs(), []Config{GateOff, GateOn}) {
-			per = "per gate value"
-		}
-		fmt.Fprintf(&b, "etcd, kube-apiserver and kube-controller-manager (attach/detach, PV binder, service accounts, root CA) from the tree; "+
-			"the kubelet registered as a node at --v=3; the project's CSI driver (attachRequired) and attacher. "+
-			"%d round(s) %s, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
-			"%d single pods of each kind per round, %gs apart; %d configMap updates per round, made with the kubelet at --v=%d.\n\n",
-			len(r.lead()), per, strings.Join(orders, ", "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singles, m.GapSeconds,
-			len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, churnVerbosity)
-	} else {
-		fmt.Fprintf(&b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at --v=3 (--v=%d while single pods are deleted and added)\n\n",
-			m.Pods, m.Volumes, m.Runtime, m.ChurnVerbosity)
-		orders := make([]string, len(r.Orders))
-		for i, order := range r.Orders {
-			orders[i] = fmt.Sprintf("round %d ran %s", i+1, join(order, ", "))
-		}
-		fmt.Fprintf(&b, "%d round(s) per configuration: %s; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per configuration).\n\n",
-			len(r.lead()), strings.Join(orders, "; "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(pooled(r.lead(), func(m Mode) []float64 { return m.Mount })))
-	}
+	kind := reportOf(r)
+	kind.heading(&b, r)
 	rows := Rows(r)
 	table(&b, r, rows)
-	if r.Cluster {
-		clusterNotes(&b, r)
-	} else {
-		standaloneNotes(&b, r, rows)
-	}
+	kind.notes(&b, r, rows)
 	// The last round of each configuration with the EventedVolumeManager
 	// gate on: the gate's loops.
 	for _, c := range r.configs() {
@@ -500,7 +462,7 @@ func Markdown(r Result) string {
 		}
 	}
 	for _, c := range r.configs() {
-		if t := r.Modes(c)[len(r.Modes(c))-1].Triggers; len(t) > 0 && r.Cluster && c.Gate() {
+		if t := r.Modes(c)[len(r.Modes(c))-1].Triggers; len(t) > 0 && kind.listsTriggers() && c.Gate() {
 			fmt.Fprintf(&b, "\n%s, loop iterations by trigger over the last round: %s\n", capitalized(string(c)), formatCounts(t))
 		}
 	}
@@ -541,10 +503,8 @@ func table(b *strings.Builder, r Result, rows []Row) {
 			switch {
 			case math.IsNaN(s.Value) && row.offNote != "" && !c.Gate():
 				cells = append(cells, row.offNote)
-			case r.Cluster:
-				cells = append(cells, bench.Cell(s.Value, row.Unit))
 			default:
-				cells = append(cells, statCell(s, row.Unit))
+				cells = append(cells, reportOf(r).cell(s, row.Unit))
 			}
 		}
 		for _, c := range ratios {
@@ -628,11 +588,7 @@ func gatesNote(b *strings.Builder, r Result) {
 				on = append(on, name)
 			}
 		}
-		note := fmt.Sprintf("%s has %s on", capitalized(string(c)), prose(on))
-		if gates[node.VolumesInUseNodeStatusUpdate] && !r.Cluster {
-			note += " (" + node.VolumesInUseNodeStatusUpdate + " acts only with an API server, which a standalone node has not)"
-		}
-		notes = append(notes, note+".")
+		notes = append(notes, fmt.Sprintf("%s has %s on%s.", capitalized(string(c)), prose(on), reportOf(r).gateNote(gates)))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(b, "\n%s\n", strings.Join(notes, " "))
@@ -825,29 +781,14 @@ func dashes(c Config) []vg.Length {
 // of pod, created → mounted and deleted → unmounted. The tables have the
 // rest.
 func Charts(r Result, dir string) ([]string, error) {
+	kind := reportOf(r)
 	var mount, unmount []bench.Series
-	where := "Real node"
 	for _, c := range r.configs() {
-		modes := r.Modes(c)
-		if !r.Cluster {
-			mount = append(mount, bench.Series{Name: string(c), Seconds: pooled(modes, func(m Mode) []float64 { return m.Mount }), Color: colors[c], Dashes: dashes(c)})
-			unmount = append(unmount, bench.Series{Name: string(c), Seconds: pooled(modes, func(m Mode) []float64 { return m.UnmountEndToEnd }), Color: colors[c], Dashes: dashes(c)})
-			continue
-		}
-		where = "Cluster node"
-		for i, kind := range ClusterPodKinds {
-			if t := pooledKind(modes, kind.Key); t != nil {
-				dash := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
-				mount = append(mount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.MountEndToEnd, Color: colors[c], Dashes: dash})
-				unmount = append(unmount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.UnmountEndToEnd, Color: colors[c], Dashes: dash})
-			}
-		}
+		m, u := kind.chartSeries(c, r.Modes(c))
+		mount, unmount = append(mount, m...), append(unmount, u...)
 	}
 	files := []string{"mount-latency-cdf.png", "unmount-latency-cdf.png"}
-	mountTitle, unmountTitle := "volume-ready wait of single pods (kubelet log)", "manifest removed → all volumes unmounted (kubelet log)"
-	if r.Cluster {
-		mountTitle, unmountTitle = "pod created through the API → all volumes mounted", "pod deleted through the API → all volumes unmounted"
-	}
+	where, mountTitle, unmountTitle := kind.chartTitles()
 	if err := bench.CDFChart(filepath.Join(dir, files[0]), where+": "+mountTitle, "milliseconds (log scale)", mount...); err != nil {
 		return nil, err
 	}

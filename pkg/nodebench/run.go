@@ -18,6 +18,7 @@ package nodebench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,12 +95,45 @@ func paced(ctx context.Context, n *node.Node, count int, gap time.Duration, f fu
 	return &ChurnCPU{Seconds: e.at.Sub(s.at).Seconds(), Kubelet: (e.kubelet - s.kubelet).Seconds(), Runtime: (e.runtime - s.runtime).Seconds()}, err
 }
 
-// Run measures one configuration on a fresh node: the pods added at once,
-// the idle windows and the profile, then on a standalone node the single
-// pods and the exiting pods (runSingles, measureExits), on a cluster node
-// the config map updates and the single pods of each kind (runCluster).
+// Run measures one configuration on a fresh node: the idle pods added at
+// once, the idle windows with the kubelet's profile across them, then the
+// measurements of the node's kind (Options.Workload).
 func Run(ctx context.Context, o Options, c Config) (Mode, error) {
-	logf := o.Logf
+	m, no, kubelet, err := prepare(ctx, o, c)
+	if err != nil {
+		return m, err
+	}
+	n, err := node.Start(ctx, no)
+	if err != nil {
+		return m, err
+	}
+	defer func() {
+		if err := n.Stop(); err != nil {
+			o.Logf("stopping the node: %v", err)
+		}
+	}()
+	// Each configuration's kubelet starts with none of its binary cached,
+	// so that the file-backed part of its RSS is what it touches.
+	if err := node.DropCachedPages(kubelet); err != nil {
+		return m, fmt.Errorf("dropping %s from the page cache: %w", kubelet, err)
+	}
+	r := &runState{o: o, n: n, m: &m}
+	if r.cl, err = o.Workload.start(ctx, n); err != nil {
+		return m, err
+	}
+	idle, err := r.addIdle(ctx)
+	if err != nil {
+		return m, err
+	}
+	idleFrom := time.Now()
+	if err := r.idleWindows(ctx); err != nil {
+		return m, err
+	}
+	return m, o.Workload.measure(ctx, r, idle, idleFrom, time.Now())
+}
+
+// prepare returns c's mode, its node's options and its kubelet binary.
+func prepare(ctx context.Context, o Options, c Config) (Mode, node.Options, string, error) {
 	gate, gates := c.FeatureGates()
 	m := Mode{Config: c, Gate: gate, Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
 	no := node.Options{
@@ -110,154 +144,115 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 		Runtime:      o.Runtime,
 		PodEventsOff: o.PodEventsOff,
 		MaxPods:      max(o.Pods+o.ExitPods+o.CrashLoopPods, node.DefaultMaxPods),
-		Logf:         logf,
+		Logf:         o.Logf,
 	}
-	if o.Cluster {
-		m.Volumes, no.MaxPods = cluster.APIPodVolumes(false), max(o.Pods+o.Singles+10, node.DefaultMaxPods)
-	}
+	o.Workload.configure(o, &no, &m)
 	kubelet := node.KubeletBinary(o.Out)
 	if c == Stock {
 		if o.StockKubelet == "" {
-			return m, fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
+			return m, no, "", fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
 		}
 		no.Kubelet, no.StockKubelet, kubelet = o.StockKubelet, true, o.StockKubelet
 	}
 	m.Runtime = no.RuntimeLabel()
 	out, err := exec.CommandContext(ctx, kubelet, "--version").Output()
 	if err != nil {
-		return m, fmt.Errorf("%s --version: %w", kubelet, err)
+		return m, no, "", fmt.Errorf("%s --version: %w", kubelet, err)
 	}
 	m.KubeletVersion = strings.TrimSpace(string(out))
-	logf("%s: %s", c, m.KubeletVersion)
-	n, err := node.Start(ctx, no)
-	if err != nil {
-		return m, err
-	}
-	defer func() {
-		if err := n.Stop(); err != nil {
-			logf("stopping the node: %v", err)
-		}
-	}()
-	// Each configuration's kubelet starts with none of its binary cached,
-	// so that the file-backed part of its RSS is what it touches.
-	if err := node.DropCachedPages(kubelet); err != nil {
-		return m, fmt.Errorf("dropping %s from the page cache: %w", kubelet, err)
-	}
-	var cl *cluster.Cluster
-	if o.Cluster {
-		cl, err = cluster.Start(ctx, n)
-	} else {
-		err = n.StartKubelet(ctx)
-	}
-	if err != nil {
-		return m, err
-	}
+	o.Logf("%s: %s", c, m.KubeletVersion)
+	return m, no, kubelet, nil
+}
 
-	logf("adding %d pods x %d volumes at once", o.Pods, m.Volumes)
+// addIdle adds the idle pods at once, waits until they run, and lets the
+// node settle. It returns their names.
+func (r *runState) addIdle(ctx context.Context) ([]string, error) {
+	o := r.o
+	o.Logf("adding %d pods x %d volumes at once", o.Pods, r.m.Volumes)
 	start := time.Now()
 	idle := make([]string, o.Pods)
 	for i := range idle {
 		idle[i] = fmt.Sprintf("w-%03d", i)
-		if o.Cluster {
-			_, err = cl.CreateAPIPod(ctx, cluster.APIPod{Name: idle[i]})
-		} else {
-			err = n.AddPod(idle[i], node.PodManifest(idle[i], n.HostPathDir(), nil))
-		}
-		if err != nil {
-			return m, err
+		if err := o.Workload.addIdle(ctx, r, idle[i]); err != nil {
+			return nil, err
 		}
 	}
-	timeout := o.StartTimeout
-	if timeout == 0 {
-		timeout = node.PodsStartTimeout(o.Pods)
+	timeout := cmp.Or(o.StartTimeout, node.PodsStartTimeout(o.Pods))
+	if err := waitRunning(ctx, r.n, o.Pods, timeout); err != nil {
+		return nil, fmt.Errorf("%w; on a loaded machine, raise -start-timeout", err)
 	}
-	if err := waitRunning(ctx, n, o.Pods, timeout); err != nil {
-		return m, fmt.Errorf("%w; on a loaded machine, raise -start-timeout", err)
-	}
-	m.StartupSeconds = time.Since(start).Seconds()
-	logf("all %d pods run after %.1fs; settling for %v", o.Pods, m.StartupSeconds, o.Settle)
-	if err := sleep(ctx, o.Settle); err != nil {
-		return m, err
-	}
+	r.m.StartupSeconds = time.Since(start).Seconds()
+	o.Logf("all %d pods run after %.1fs; settling for %v", o.Pods, r.m.StartupSeconds, o.Settle)
+	return idle, sleep(ctx, o.Settle)
+}
 
+// idleWindows measures the idle windows, the loops' passes over them and
+// the kubelet's CPU profile across them, whose resolution needs their
+// length (a sample is 10 ms of CPU); the profile costs the kubelet well
+// under 1 % of its CPU.
+func (r *runState) idleWindows(ctx context.Context) error {
+	o, n, m := r.o, r.n, r.m
 	itersBefore, passesBefore := loopCounts(ctx, n)
-	idleFrom := time.Now()
-	// The profile spans the idle windows, whose length its resolution needs
-	// (a sample is 10 ms of CPU); it costs the kubelet well under 1 % of its CPU.
 	idleLength := time.Duration(o.Windows) * o.Window
-	logf("profiling the kubelet through the idle windows (%v)", idleLength)
+	o.Logf("profiling the kubelet through the idle windows (%v)", idleLength)
 	profiled := startProfile(ctx, n, idleLength)
 	for w := 1; w <= o.Windows; w++ {
-		s0, err := sampleCPU(n, cl)
-		if err != nil {
-			return m, err
-		}
-		rss, anon, err := sampleRSS(ctx, n, o.Window)
-		if err != nil {
-			return m, err
-		}
-		m.KubeletRSSMiB, m.KubeletAnonMiB = append(m.KubeletRSSMiB, rss...), append(m.KubeletAnonMiB, anon...)
-		s1, err := sampleCPU(n, cl)
-		if err != nil {
-			return m, err
-		}
-		m.KubeletCPU = append(m.KubeletCPU, (s1.kubelet - s0.kubelet).Seconds())
-		m.RuntimeCPU = append(m.RuntimeCPU, (s1.runtime - s0.runtime).Seconds())
-		// After the window's CPU is read: the forced collection costs the
-		// kubelet CPU.
-		heap, err := n.LiveHeap(ctx)
-		if err != nil {
-			return m, err
-		}
-		m.KubeletLiveHeapMiB = append(m.KubeletLiveHeapMiB, heap/(1<<20))
-		logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v; kubelet RSS median %.1f MiB (anonymous %.1f), live heap %.1f MiB",
-			w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window, bench.Median(rss), bench.Median(anon), heap/(1<<20))
-		if o.Cluster {
-			m.APIServerCPU = append(m.APIServerCPU, (s1.apiserver - s0.apiserver).Seconds())
-			m.ControllerManagerCPU = append(m.ControllerManagerCPU, (s1.cm - s0.cm).Seconds())
-			logf("idle window %d/%d: kube-apiserver %.2f, kube-controller-manager %.2f CPU-s", w, o.Windows, m.APIServerCPU[w-1], m.ControllerManagerCPU[w-1])
+		if err := r.idleWindow(ctx, w); err != nil {
+			return err
 		}
 	}
-	idleTo := time.Now()
 	iters, passes := loopCounts(ctx, n)
 	m.Iterations, m.Passes = minus(iters, itersBefore), minus(passes, passesBefore)
-
 	prof, err := profiled()
 	if err != nil {
-		return m, fmt.Errorf("profiling the kubelet: %w", err)
+		return fmt.Errorf("profiling the kubelet: %w", err)
 	}
 	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
 	if err != nil {
-		return m, err
+		return err
 	}
 	m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop = idleLength.Seconds(), share.Total.Seconds(), share.Matched.Seconds(), share.Top
-	logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
+	o.Logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
+	return nil
+}
 
-	if o.Cluster {
-		err = runCluster(ctx, n, cl, o, idle, idleFrom, idleTo, &m)
-	} else {
-		err = runSingles(ctx, n, o, idle, &m)
-	}
+// idleWindow measures idle window w: CPU, RSS, and the live heap after it.
+func (r *runState) idleWindow(ctx context.Context, w int) error {
+	o, n, m := r.o, r.n, r.m
+	s0, err := sampleCPU(n, r.cl)
 	if err != nil {
-		return m, err
+		return err
 	}
-	if metrics, err := n.Metrics(ctx); err == nil && metrics.Has(iterationsMetric) {
-		m.Triggers = metrics.ByLabel(iterationsMetric, "trigger")
+	rss, anon, err := sampleRSS(ctx, n, o.Window)
+	if err != nil {
+		return err
 	}
-	// Last: the trigger counts above cover the same
-	// stretch of the run as before this measurement.
-	if o.ExitPods > 0 && !o.Cluster {
-		if m.ExitUnmount, m.ExitSteps, err = measureExits(ctx, n, o.ExitPods, o.ExitPoll, logf); err != nil {
-			return m, err
-		}
-		m.ExitPollSeconds = o.ExitPoll.Seconds()
+	m.KubeletRSSMiB, m.KubeletAnonMiB = append(m.KubeletRSSMiB, rss...), append(m.KubeletAnonMiB, anon...)
+	s1, err := sampleCPU(n, r.cl)
+	if err != nil {
+		return err
 	}
-	if o.CrashLoopPods > 0 && !o.Cluster {
-		if m.CrashLoop, err = measureCrashLoop(ctx, n, o.CrashLoopPods, o.CrashLoopWindow, logf); err != nil {
-			return m, err
-		}
+	m.KubeletCPU = append(m.KubeletCPU, (s1.kubelet - s0.kubelet).Seconds())
+	m.RuntimeCPU = append(m.RuntimeCPU, (s1.runtime - s0.runtime).Seconds())
+	// After the window's CPU is read: the forced collection costs the
+	// kubelet CPU.
+	heap, err := n.LiveHeap(ctx)
+	if err != nil {
+		return err
 	}
-	return m, nil
+	m.KubeletLiveHeapMiB = append(m.KubeletLiveHeapMiB, heap/(1<<20))
+	o.Logf("idle window %d/%d: kubelet %.2f, %s %.2f CPU-s in %v; kubelet RSS median %.1f MiB (anonymous %.1f), live heap %.1f MiB",
+		w, o.Windows, m.KubeletCPU[w-1], n.RuntimeProcessName(), m.RuntimeCPU[w-1], o.Window, bench.Median(rss), bench.Median(anon), heap/(1<<20))
+	o.Workload.window(r, w, s0, s1)
+	return nil
+}
+
+// readTriggers records the loops' iterations by trigger so far, if the
+// kubelet counts them.
+func (r *runState) readTriggers(ctx context.Context) {
+	if metrics, err := r.n.Metrics(ctx); err == nil && metrics.Has(iterationsMetric) {
+		r.m.Triggers = metrics.ByLabel(iterationsMetric, "trigger")
+	}
 }
 
 // loopCounts reads the loops' iterations by loop and their passes keyed
@@ -296,7 +291,7 @@ func minus(a, b map[string]float64) map[string]float64 {
 // unmounts and deletion phases from the kubelet's log.
 func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *Mode) error {
 	logf := o.Logf
-	singles := min(o.Singles, o.Pods)
+	count := min(o.Singles, o.Pods)
 	// The pod workers log the deletion's phases at V(4); the idle windows
 	// and the profile ran at the default --v, and the mount waits of the
 	// pods added below are timed at the same --v as the deletions.
@@ -304,21 +299,20 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 		return err
 	}
 	m.ChurnVerbosity = churnVerbosity
-	removedAt, addedAt := make([]time.Time, singles), make([]time.Time, singles)
-	added := make([]string, singles)
+	s := singlePods{removed: idle[:count], removedAt: make([]time.Time, count), added: make([]string, count), addedAt: make([]time.Time, count)}
 	var err error
-	logf("deleting %d pods, %v apart, at --v=%d", singles, o.Gap, churnVerbosity)
-	if m.DeleteCPU, err = paced(ctx, n, singles, o.Gap, func(i int) error {
-		removedAt[i] = time.Now()
-		return n.RemovePod(idle[i])
+	logf("deleting %d pods, %v apart, at --v=%d", count, o.Gap, churnVerbosity)
+	if m.DeleteCPU, err = paced(ctx, n, count, o.Gap, func(i int) error {
+		s.removedAt[i] = time.Now()
+		return n.RemovePod(s.removed[i])
 	}); err != nil {
 		return err
 	}
 	logf("deleting: kubelet %.2f CPU-s, %s %.2f CPU-s in %.0fs", m.DeleteCPU.Kubelet, n.RuntimeProcessName(), m.DeleteCPU.Runtime, m.DeleteCPU.Seconds)
-	logf("adding %d pods, %v apart", singles, o.Gap)
-	if m.AddCPU, err = paced(ctx, n, singles, o.Gap, func(i int) error {
-		added[i], addedAt[i] = fmt.Sprintf("s-%03d", i), time.Now()
-		return n.AddPod(added[i], node.PodManifest(added[i], n.HostPathDir(), nil))
+	logf("adding %d pods, %v apart", count, o.Gap)
+	if m.AddCPU, err = paced(ctx, n, count, o.Gap, func(i int) error {
+		s.added[i], s.addedAt[i] = fmt.Sprintf("s-%03d", i), time.Now()
+		return n.AddPod(s.added[i], node.PodManifest(s.added[i], n.HostPathDir(), nil))
 	}); err != nil {
 		return err
 	}
@@ -329,8 +323,32 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
 		return err
 	}
-	// Every pod's waits are logged before its containers run, or right
-	// after it is deleted.
+	if err := s.waits(n, idle, m); err != nil {
+		return err
+	}
+	whole, err := s.deletionPhases(n, m)
+	if err != nil {
+		return err
+	}
+	logf("deletion timelines: %d of %d pods have every phase", whole, count)
+	if len(m.Mount) < count || len(m.Unmount) < count {
+		return fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits (it must run at --v=3)",
+			len(m.Mount), count, len(m.Unmount), count)
+	}
+	return nil
+}
+
+// singlePods are the idle pods a standalone node deleted one at a time and
+// the pods it added after them, with when each was deleted or added.
+type singlePods struct {
+	removed, added     []string
+	removedAt, addedAt []time.Time
+}
+
+// waits records the idle, deleted and added pods' volume waits from the
+// kubelet's log. Every pod's waits are logged before its containers run,
+// or right after it is deleted.
+func (s singlePods) waits(n *node.Node, idle []string, m *Mode) error {
 	waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 	if err != nil {
 		return err
@@ -340,32 +358,38 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 		if d, ok := waits.Mount[key(name)]; ok {
 			m.BurstMount = append(m.BurstMount, d.Seconds())
 		}
-		if d, ok := waits.Unmount[key(name)]; ok && i < singles {
+		if d, ok := waits.Unmount[key(name)]; ok && i < len(s.removed) {
 			m.Unmount = append(m.Unmount, d.Seconds())
-			m.UnmountEndToEnd = append(m.UnmountEndToEnd, waits.UnmountedAt[key(name)].Sub(removedAt[i]).Seconds())
+			m.UnmountEndToEnd = append(m.UnmountEndToEnd, waits.UnmountedAt[key(name)].Sub(s.removedAt[i]).Seconds())
 		}
 	}
-	for i, name := range added {
+	for i, name := range s.added {
 		if d, ok := waits.Mount[key(name)]; ok {
 			m.Mount = append(m.Mount, d.Seconds())
-			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(addedAt[i]).Seconds())
+			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(s.addedAt[i]).Seconds())
 		}
 	}
+	return nil
+}
+
+// deletionPhases records the deleted pods' deletion phases from the
+// kubelet's log, and returns how many pods have every phase.
+func (s singlePods) deletionPhases(n *node.Node, m *Mode) (int, error) {
 	timelines, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseDeletionTimeline)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	whole := 0
 	m.DeletionPhases = map[string][]float64{}
-	for i := range singles {
-		t, ok := timelines[key(idle[i])]
+	for i, name := range s.removed {
+		t, ok := timelines["default/"+n.PodName(name)]
 		if !ok {
 			continue
 		}
 		phases := 0
 		for _, p := range kubeletlog.DeletionPhases() {
 			if t.Has(p) {
-				m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], t.At[p].Sub(removedAt[i]).Seconds())
+				m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], t.At[p].Sub(s.removedAt[i]).Seconds())
 				phases++
 			}
 		}
@@ -379,12 +403,7 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 			m.TerminatedToSyncTerminated = append(m.TerminatedToSyncTerminated, d.Seconds())
 		}
 	}
-	logf("deletion timelines: %d of %d pods have every phase", whole, singles)
-	if len(m.Mount) < singles || len(m.Unmount) < singles {
-		return fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits (it must run at --v=3)",
-			len(m.Mount), singles, len(m.Unmount), singles)
-	}
-	return nil
+	return whole, nil
 }
 
 // runCluster updates the idle pods' config maps in waves at --v=4 and times
@@ -477,20 +496,36 @@ func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, ki
 	}); err != nil {
 		return nil, err
 	}
-	// Done: gone from the API server, the kubelet's unmount wait logged
-	// (the pod may be gone before its worker's last sync logs it) and, for
-	// CSI pods, the volume detached.
-	var waits kubeletlog.VolumeWaits
+	waits, err := waitGone(ctx, n, cl, kind, names)
+	if err != nil {
+		return nil, err
+	}
+	t := kindTimes(cl, kind, names, created, deleted, waits)
+	o.Logf("%s pods: mount wait p50 %.1f ms, created → mounted p50 %.1f ms, deleted → unmounted p50 %.0f ms (%d/%d/%d samples)",
+		kind.Key, 1000*bench.Median(t.Mount), 1000*bench.Median(t.MountEndToEnd), 1000*bench.Median(t.UnmountEndToEnd),
+		len(t.Mount), len(t.MountEndToEnd), len(t.UnmountEndToEnd))
+	if len(t.Mount) < len(names) || len(t.UnmountEndToEnd) < len(names) {
+		return nil, fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits of the %s pods (it must run at --v=3)",
+			len(t.Mount), len(names), len(t.UnmountEndToEnd), len(names), kind.Key)
+	}
+	return t, nil
+}
+
+// waitGone waits until the pods names of kind are gone from the API server,
+// their unmount waits logged (a pod may be gone before its worker's last
+// sync logs it) and, for CSI pods, their volumes detached, and returns the
+// kubelet's volume waits.
+func waitGone(ctx context.Context, n *node.Node, cl *cluster.Cluster, kind PodKind, names []string) (kubeletlog.VolumeWaits, error) {
 	for deadline := time.Now().Add(3 * time.Minute); ; {
-		var err error
-		if waits, err = kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits); err != nil {
-			return nil, err
+		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
+		if err != nil {
+			return waits, err
 		}
 		left := 0
 		for _, name := range names {
 			gone, err := cl.APIPodGone(ctx, name)
 			if err != nil {
-				return nil, err
+				return waits, err
 			}
 			_, unmounted := waits.UnmountedAt[cluster.APIPodNamespace+"/"+name]
 			if !gone || !unmounted || (kind.CSI && cl.Attacher().Times(cluster.PVName(name)).Detached.IsZero()) {
@@ -498,16 +533,21 @@ func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, ki
 			}
 		}
 		if left == 0 {
-			break
+			return waits, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d %s pods are not gone, unmounted or detached 3 minutes after their deletion; see %s",
+			return waits, fmt.Errorf("%d of %d %s pods are not gone, unmounted or detached 3 minutes after their deletion; see %s",
 				left, len(names), kind.Key, n.KubeletLog())
 		}
 		if err := sleep(ctx, 500*time.Millisecond); err != nil {
-			return nil, err
+			return waits, err
 		}
 	}
+}
+
+// kindTimes are the times of the pods names of kind, created and deleted
+// at the given times, from the kubelet's volume waits and the attacher.
+func kindTimes(cl *cluster.Cluster, kind PodKind, names []string, created, deleted []time.Time, waits kubeletlog.VolumeWaits) *KindTimes {
 	t := &KindTimes{}
 	for i, name := range names {
 		key := cluster.APIPodNamespace + "/" + name
@@ -536,14 +576,7 @@ func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, ki
 			t.DetachEndToEnd = append(t.DetachEndToEnd, attach.Detached.Sub(deleted[i]).Seconds())
 		}
 	}
-	o.Logf("%s pods: mount wait p50 %.1f ms, created → mounted p50 %.1f ms, deleted → unmounted p50 %.0f ms (%d/%d/%d samples)",
-		kind.Key, 1000*bench.Median(t.Mount), 1000*bench.Median(t.MountEndToEnd), 1000*bench.Median(t.UnmountEndToEnd),
-		len(t.Mount), len(t.MountEndToEnd), len(t.UnmountEndToEnd))
-	if len(t.Mount) < len(names) || len(t.UnmountEndToEnd) < len(names) {
-		return nil, fmt.Errorf("the kubelet log has %d of %d mount waits and %d of %d unmount waits of the %s pods (it must run at --v=3)",
-			len(t.Mount), len(names), len(t.UnmountEndToEnd), len(names), kind.Key)
-	}
-	return t, nil
+	return t
 }
 
 // configMapWave updates the config maps of the first o.ConfigMaps idle pods

@@ -62,22 +62,40 @@ func Parse(name string, r io.Reader) (*Patch, error) {
 	p := &Patch{Name: name}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	n := 0
-	next := func() (string, bool) {
-		if !sc.Scan() {
-			return "", false
-		}
-		n++
-		return sc.Text(), true
+	lines := &lineScanner{sc: sc}
+	if err := p.parseHeaders(lines); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	p.parseDiffs(lines, p.parseBody(lines))
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
 
-	// Headers, up to the first empty line. Continuation lines start with
-	// white space.
+// lineScanner reads a patch's lines and counts them.
+type lineScanner struct {
+	sc *bufio.Scanner
+	n  int
+}
+
+// next returns the next line, and false at the end.
+func (s *lineScanner) next() (string, bool) {
+	if !s.sc.Scan() {
+		return "", false
+	}
+	s.n++
+	return s.sc.Text(), true
+}
+
+// parseHeaders reads the headers, up to the first empty line. Continuation
+// lines start with white space.
+func (p *Patch) parseHeaders(lines *lineScanner) error {
 	var last *string
 	for {
-		line, ok := next()
+		line, ok := lines.next()
 		if !ok {
-			return nil, fmt.Errorf("%s: %w: no end of headers", name, ErrNotAPatch)
+			return fmt.Errorf("%w: no end of headers", ErrNotAPatch)
 		}
 		if line == "" {
 			break
@@ -96,19 +114,19 @@ func Parse(name string, r io.Reader) (*Patch, error) {
 		}
 	}
 	if p.Subject == "" || p.Author == "" {
-		return nil, fmt.Errorf("%s: %w: missing From: or Subject:", name, ErrNotAPatch)
+		return fmt.Errorf("%w: missing From: or Subject:", ErrNotAPatch)
 	}
 	p.Subject = stripPatchPrefix(p.Subject)
+	return nil
+}
 
-	// The commit message runs to the "---" line that starts the diffstat.
+// parseBody reads the commit message, which runs to the "---" line that
+// starts the diffstat, and reports whether a diff started instead.
+func (p *Patch) parseBody(lines *lineScanner) (inDiff bool) {
 	var body []string
-	inDiff := false
 	for {
-		line, ok := next()
-		if !ok {
-			break
-		}
-		if line == "---" {
+		line, ok := lines.next()
+		if !ok || line == "---" {
 			break
 		}
 		if strings.HasPrefix(line, "diff --git ") {
@@ -117,20 +135,23 @@ func Parse(name string, r io.Reader) (*Patch, error) {
 			break
 		}
 		body = append(body, line)
-		p.Added = append(p.Added, Line{Number: n, Text: line})
+		p.Added = append(p.Added, Line{Number: lines.n, Text: line})
 	}
 	p.Body = strings.TrimSpace(strings.Join(body, "\n"))
+	return inDiff
+}
 
-	// The diffs. Only lines inside hunks count as added lines.
+// parseDiffs reads the diffs. Only lines inside hunks count as added lines.
+func (p *Patch) parseDiffs(lines *lineScanner, inDiff bool) {
 	file := ""
 	if len(p.Files) > 0 {
 		file = p.Files[0]
 	}
 	inHunk := false
 	for {
-		line, ok := next()
+		line, ok := lines.next()
 		if !ok {
-			break
+			return
 		}
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
@@ -145,13 +166,9 @@ func Parse(name string, r io.Reader) (*Patch, error) {
 			// The signature separator ends the last diff.
 			inDiff, inHunk = false, false
 		case inHunk && strings.HasPrefix(line, "+"):
-			p.Added = append(p.Added, Line{File: file, Number: n, Text: line[1:]})
+			p.Added = append(p.Added, Line{File: file, Number: lines.n, Text: line[1:]})
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
 }
 
 // ParseFile reads the patch at path.
