@@ -19,7 +19,7 @@ step "node-up: ${NODE_UP_PODS:-10} pods x 4 volumes, EventedVolumeManager=${NODE
 cd "${ROOT}" || exit
 go build -o "${OUT}/bin/node-up" ./cmd/node-up
 rc=0
-EVM_KUBELET="${KUBELET}" "${OUT}/bin/node-up" -out _output -pods "${NODE_UP_PODS:-10}" -gate="${NODE_UP_GATE:-false}" -v "${NODE_UP_V:-3}" || rc=$?
+EVM_KUBELET="${KUBELET}" "${OUT}/bin/node-up" -out _output -pods "${NODE_UP_PODS:-10}" -feature-gates "EventedVolumeManager=${NODE_UP_GATE:-false}" -v "${NODE_UP_V:-3}" || rc=$?
 rm -f "${OUT}/bin/node-up"
 [ "${rc}" = 0 ] || die "node-up failed; the node's logs are under _output/node-up/logs."
 step_done

@@ -61,10 +61,11 @@ step "building e2e_node.test from the tree (about 4 minutes warm)"
   die "building test/e2e_node failed; see the compiler's output above."
 GATE="${GATE:-true}"
 case "${GATE}" in
-  true | false) ln -sf "${KUBELET}" "${E2E}/kubelet" ;;
+  true | false) ln -sf "${KUBELET}" "${E2E}/kubelet" && kubelet_flags=(-feature-gates "EventedVolumeManager=${GATE}") ;;
   stock)
     [ -x "${STOCK_KUBELET}" ] || die "GATE=stock needs upstream's kubelet: run make kubelet-stock first."
     ln -sf "${STOCK_KUBELET}" "${E2E}/kubelet"
+    kubelet_flags=(-kubelet stock)
     ;;
   *) die "GATE=${GATE}: want true, false or stock." ;;
 esac
@@ -126,7 +127,7 @@ echo "    focus:       ${FOCUS}"
 echo "    skip:        ${SKIP}"
 echo "    parallelism: ${PARALLELISM}"
 (cd "${ROOT}" && go run ./cmd/e2e-node -out "${OUT}" -test "${E2E}/e2e_node.test" \
-  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" -gate="${GATE}" -timeout "${TIMEOUT:-45m}" "${image_flags[@]}") || status=$?
+  -procs "${PARALLELISM}" -ginkgo "${E2E}/ginkgo" -focus "${FOCUS}" -skip "${SKIP}" "${kubelet_flags[@]}" -timeout "${TIMEOUT:-45m}" "${image_flags[@]}") || status=$?
 if [ -n "${RESULTS:-}" ]; then
   mkdir -p "${RESULTS}" && cp -r "${E2E}/e2e.log" "${E2E}/report" "${RESULTS}/" &&
     echo "    the log and the JUnit report are in ${RESULTS}"

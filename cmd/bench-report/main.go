@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command bench-report prints the tables of make bench, the in-tree
-// side-by-side benchmark (TestVolumeManagerSideBySide, which
-// test/kubelet/testdata/volumemanager holds), and writes its charts and
-// report.md into -out:
+// Command bench-report prints the tables of make bench's in-tree benchmark
+// (TestVolumeManagerSideBySide, in test/kubelet/testdata/volumemanager), and
+// writes its charts and report.md into -out:
 //
 //	bench-report -out DIR RESULT.json...
 package main
@@ -29,6 +28,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -49,120 +49,101 @@ func main() {
 	}
 }
 
+// report prints the tables of results and writes them and their charts to out.
 func report(out string, results []string) error {
 	var md strings.Builder
 	for _, path := range results {
-		r, err := load(path)
+		off, on, err := load(path)
 		if err != nil {
 			return err
 		}
 		file := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)) + "-mount-latency-cdf.png"
-		if err := chart(r, filepath.Join(out, file)); err != nil {
+		if err := chart(off, on, filepath.Join(out, file)); err != nil {
 			return err
 		}
-		fmt.Fprintf(&md, "%s\nCharts: %s\n\n", markdown(r), file)
+		fmt.Fprintf(&md, "%s\nCharts: %s\n\n", markdown(off, on), file)
 	}
 	fmt.Print(md.String())
 	return os.WriteFile(filepath.Join(out, "report.md"), []byte(md.String()), 0o644)
 }
 
-// mode is one gate value's results, as the in-tree test writes them
-// (SideBySideMode in test/kubelet/testdata/volumemanager). The test runs
-// copied into the tree's package and cannot import this module, so the two
-// share the JSON, not the type: change them together.
+// mode is one gate value's results as the in-tree test writes them: its
+// SideBySideMode, which runs in the tree and cannot import this module
+// (change the two together).
 type mode struct {
-	Gate                 bool      `json:"gate"`
-	Pods                 int       `json:"pods"`
-	Volumes              int       `json:"volumes"`
-	IdleSeconds          float64   `json:"idleSeconds"`
-	PopulatorIterations  int64     `json:"populatorIterations"`
-	ReconcilerIterations int64     `json:"reconcilerIterations"`
-	IdleCPUSeconds       float64   `json:"idleCPUSeconds"`
-	MountSingle          []float64 `json:"mountSingle"`
-	MountSlow            []float64 `json:"mountSlow"`
-	GapSeconds           float64   `json:"gapSeconds"`
-	SlowSeconds          float64   `json:"slowGapSeconds"`
-	MountBurst           []float64 `json:"mountBurst"`
-	Unmount              []float64 `json:"unmount"`
-	// ResyncSeconds is the pods' resync interval; Resyncs counts the idle
-	// window's.
-	ResyncSeconds float64 `json:"resyncSeconds"`
-	Resyncs       int64   `json:"resyncs"`
-	// IdlePasses counts the gate's passes in the idle window by "loop/kind"
-	// (full, partial, skipped); nil with the gate off.
-	IdlePasses map[string]float64 `json:"idlePasses,omitempty"`
+	Gate                 bool               `json:"gate"`
+	Pods                 int                `json:"pods"`
+	Volumes              int                `json:"volumes"`
+	IdleSeconds          float64            `json:"idleSeconds"`
+	PopulatorIterations  int64              `json:"populatorIterations"`
+	ReconcilerIterations int64              `json:"reconcilerIterations"`
+	IdleCPUSeconds       float64            `json:"idleCPUSeconds"`
+	MountSingle          []float64          `json:"mountSingle"`
+	MountSlow            []float64          `json:"mountSlow"`
+	GapSeconds           float64            `json:"gapSeconds"`
+	SlowSeconds          float64            `json:"slowGapSeconds"`
+	MountBurst           []float64          `json:"mountBurst"`
+	Unmount              []float64          `json:"unmount"`
+	ResyncSeconds        float64            `json:"resyncSeconds"`
+	Resyncs              int64              `json:"resyncs"`
+	IdlePasses           map[string]float64 `json:"idlePasses,omitempty"`
 }
 
-// run is one benchmark run: the same workload with the gate off and on.
-type run struct {
-	Off, On mode
+// idle is n, counted in m's idle window, per minute.
+func (m mode) idle(n float64) float64 {
+	if m.IdleSeconds <= 0 {
+		return math.NaN()
+	}
+	return n * 60 / m.IdleSeconds
 }
 
-// load reads a results file.
-func load(path string) (run, error) {
-	var r run
+// walks are the idle passes of both loops that walk everything.
+func (m mode) walks() float64 {
+	return float64(m.PopulatorIterations + m.ReconcilerIterations)
+}
+
+// load reads a results file: the gate off, then on.
+func load(path string) (off, on mode, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return r, err
+		return off, on, err
 	}
 	var modes []mode
 	if err := json.Unmarshal(data, &modes); err != nil {
-		return r, fmt.Errorf("%s: %w", path, err)
+		return off, on, fmt.Errorf("%s: %w", path, err)
 	}
-	for _, m := range modes {
-		if m.Gate {
-			r.On = m
-		} else {
-			r.Off = m
-		}
+	i, j := slices.IndexFunc(modes, func(m mode) bool { return !m.Gate }), slices.IndexFunc(modes, func(m mode) bool { return m.Gate })
+	if i < 0 || j < 0 || modes[i].Pods == 0 || modes[j].Pods == 0 {
+		return off, on, fmt.Errorf("%s: want results for the gate off and on", path)
 	}
-	if r.Off.Pods == 0 || r.On.Pods == 0 {
-		return r, fmt.Errorf("%s: want results for the gate off and on", path)
-	}
-	return r, nil
-}
-
-// perMinute converts a count over seconds into a rate per minute.
-func perMinute(n float64, seconds float64) float64 {
-	if seconds <= 0 {
-		return math.NaN()
-	}
-	return n * 60 / seconds
+	return modes[i], modes[j], nil
 }
 
 // markdown renders one run as a table: gate off, gate on, ratio.
-func markdown(r run) string {
+func markdown(off, on mode) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %d pods × %d volumes\n\n", r.Off.Pods, r.Off.Volumes)
-	fmt.Fprintf(&b, "Idle window %.0f s per mode. ", r.On.IdleSeconds)
-	if r.On.ResyncSeconds > 0 {
-		fmt.Fprintf(&b, "Every pod is resynced (ReprocessPod, then WaitForAttachAndMount) every %g to %g s, as the pod workers do: "+
-			"%d and %d resyncs in the idle windows (off, on).\n\n", r.On.ResyncSeconds, 1.5*r.On.ResyncSeconds, r.Off.Resyncs, r.On.Resyncs)
-	} else {
-		b.WriteString("No periodic pod resyncs.\n\n")
-	}
+	fmt.Fprintf(&b, "### %d pods × %d volumes\n\n", off.Pods, off.Volumes)
+	fmt.Fprintf(&b, "Idle window %.0f s per mode. Every pod is resynced (ReprocessPod, then WaitForAttachAndMount) every %g to %g s, "+
+		"as the pod workers do: %d and %d resyncs in the idle windows (off, on).\n\n",
+		on.IdleSeconds, on.ResyncSeconds, 1.5*on.ResyncSeconds, off.Resyncs, on.Resyncs)
 	b.WriteString("| figure | gate off | gate on | off/on |\n|---|---|---|---|\n")
 	row := func(figure string, off, on float64, unit string, lowerWins bool) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", figure, bench.Cell(off, unit), bench.Cell(on, unit), bench.Ratio(off, on, lowerWins))
 	}
-	walks := func(m mode) float64 { return float64(m.PopulatorIterations + m.ReconcilerIterations) }
-	row("idle populator passes that walk all pods", perMinute(float64(r.Off.PopulatorIterations), r.Off.IdleSeconds),
-		perMinute(float64(r.On.PopulatorIterations), r.On.IdleSeconds), "/min", true)
-	row("idle reconciler passes that walk the states", perMinute(float64(r.Off.ReconcilerIterations), r.Off.IdleSeconds),
-		perMinute(float64(r.On.ReconcilerIterations), r.On.IdleSeconds), "/min", true)
-	row("idle walks, both loops", perMinute(walks(r.Off), r.Off.IdleSeconds), perMinute(walks(r.On), r.On.IdleSeconds), "/min", true)
-	row("idle process CPU", perMinute(r.Off.IdleCPUSeconds, r.Off.IdleSeconds), perMinute(r.On.IdleCPUSeconds, r.On.IdleSeconds), "CPU-s/min", true)
-	row("CPU per idle walk", 1e6*r.Off.IdleCPUSeconds/walks(r.Off), 1e6*r.On.IdleCPUSeconds/walks(r.On), "µs", true)
-	if r.On.IdlePasses != nil {
+	row("idle populator passes that walk all pods", off.idle(float64(off.PopulatorIterations)), on.idle(float64(on.PopulatorIterations)), "/min", true)
+	row("idle reconciler passes that walk the states", off.idle(float64(off.ReconcilerIterations)), on.idle(float64(on.ReconcilerIterations)), "/min", true)
+	row("idle walks, both loops", off.idle(off.walks()), on.idle(on.walks()), "/min", true)
+	row("idle process CPU", off.idle(off.IdleCPUSeconds), on.idle(on.IdleCPUSeconds), "CPU-s/min", true)
+	row("CPU per idle walk", 1e6*off.IdleCPUSeconds/off.walks(), 1e6*on.IdleCPUSeconds/on.walks(), "µs", true)
+	if on.IdlePasses != nil {
 		// With the gate off every pass walks everything: its passes are its
 		// walks.
 		for _, l := range []struct {
 			name, label string
 			off         int64
-		}{{"populator", "desired_state_of_world_populator", r.Off.PopulatorIterations}, {"reconciler", "reconciler", r.Off.ReconcilerIterations}} {
-			passes := func(kind string) float64 { return perMinute(r.On.IdlePasses[l.label+"/"+kind], r.On.IdleSeconds) }
-			row(fmt.Sprintf("idle %s passes, all kinds", l.name), perMinute(float64(l.off), r.Off.IdleSeconds),
-				passes("full")+passes("partial")+passes("skipped"), "/min", true)
+		}{{"populator", "desired_state_of_world_populator", off.PopulatorIterations}, {"reconciler", "reconciler", off.ReconcilerIterations}} {
+			passes := func(kind string) float64 { return on.idle(on.IdlePasses[l.label+"/"+kind]) }
+			row(fmt.Sprintf("idle %s passes, all kinds", l.name), off.idle(float64(l.off)), passes("full")+passes("partial")+passes("skipped"), "/min", true)
 			row(fmt.Sprintf("idle %s passes skipped (O(1))", l.name), math.NaN(), passes("skipped"), "/min", false)
 			row(fmt.Sprintf("idle %s passes on changed pods only", l.name), math.NaN(), passes("partial"), "/min", false)
 		}
@@ -172,10 +153,10 @@ func markdown(r run) string {
 		off, on  []float64
 		describe string
 	}{
-		{"mount-ready, single pods", r.Off.MountSingle, r.On.MountSingle, fmt.Sprintf("%gs apart", r.Off.GapSeconds)},
-		{"mount-ready, single pods", r.Off.MountSlow, r.On.MountSlow, fmt.Sprintf("%gs apart", r.Off.SlowSeconds)},
-		{"mount-ready, burst", r.Off.MountBurst, r.On.MountBurst, fmt.Sprintf("%d pods at once", len(r.Off.MountBurst))},
-		{"unmounted after termination", r.Off.Unmount, r.On.Unmount, fmt.Sprintf("%gs apart", r.Off.GapSeconds)},
+		{"mount-ready, single pods", off.MountSingle, on.MountSingle, fmt.Sprintf("%gs apart", off.GapSeconds)},
+		{"mount-ready, single pods", off.MountSlow, on.MountSlow, fmt.Sprintf("%gs apart", off.SlowSeconds)},
+		{"mount-ready, burst", off.MountBurst, on.MountBurst, fmt.Sprintf("%d pods at once", len(off.MountBurst))},
+		{"unmounted after termination", off.Unmount, on.Unmount, fmt.Sprintf("%gs apart", off.GapSeconds)},
 	} {
 		if len(s.off) == 0 {
 			continue
@@ -189,12 +170,12 @@ func markdown(r run) string {
 
 // chart writes the run's mount-ready latency CDF, gate off against gate on,
 // into file (PNG).
-func chart(r run, file string) error {
+func chart(off, on mode, file string) error {
 	dashes := []vg.Length{vg.Points(4), vg.Points(3)}
-	return bench.CDFChart(file, fmt.Sprintf("Mount-ready latency CDF (%d pods × %d volumes)", r.Off.Pods, r.Off.Volumes),
+	return bench.CDFChart(file, fmt.Sprintf("Mount-ready latency CDF (%d pods × %d volumes)", off.Pods, off.Volumes),
 		"milliseconds from pod added to WaitForAttachAndMount returning (log scale)",
-		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate off", r.Off.GapSeconds), Seconds: r.Off.MountSingle, Color: bench.OffColor},
-		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate off", r.Off.SlowSeconds), Seconds: r.Off.MountSlow, Color: bench.OffColor, Dashes: dashes},
-		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate on", r.On.GapSeconds), Seconds: r.On.MountSingle, Color: bench.OnColor},
-		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate on", r.On.SlowSeconds), Seconds: r.On.MountSlow, Color: bench.OnColor, Dashes: dashes})
+		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate off", off.GapSeconds), Seconds: off.MountSingle, Color: bench.OffColor},
+		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate off", off.SlowSeconds), Seconds: off.MountSlow, Color: bench.OffColor, Dashes: dashes},
+		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate on", on.GapSeconds), Seconds: on.MountSingle, Color: bench.OnColor},
+		bench.Series{Name: fmt.Sprintf("singles %gs apart, gate on", on.SlowSeconds), Seconds: on.MountSlow, Color: bench.OnColor, Dashes: dashes})
 }

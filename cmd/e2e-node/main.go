@@ -15,19 +15,19 @@ limitations under the License.
 */
 
 // Command e2e-node runs upstream's node e2e binary (e2e_node.test, built from
-// the assembled tree) on this machine, offline, against containerd from make
-// node-deps and the patched kubelet, for make test-e2e-node.
+// the assembled tree) on this machine, offline, against a container runtime
+// from make node-deps and the patched kubelet, for make test-e2e-node.
 //
-// It starts the container runtime (containerd, or CRI-O with -runtime crio)
-// through pkg/node, restarting it when it exits as a service manager would,
-// and tags the local images (pkg/node's busybox and pause, and make
-// node-deps' agnhost) with the names the e2e framework expects, so nothing is
-// pulled, and removes busybox's and agnhost's local names, which the
-// runtime could report as a container's image instead. The test binary runs etcd, the API server and the kubelet, which
-// must sit beside it. systemd-run, systemctl and journalctl are hidden from
-// the suite, which would otherwise use them on a host whose PID 1 is not
-// systemd; and --system-cgroups and --kubelet-cgroups are cleared so that the
-// kubelet never moves host processes into a /system cgroup. When it stops, it
+// It starts the runtime (containerd, or CRI-O with -runtime crio) through
+// pkg/node, restarting it when it exits as a service manager would, and
+// tags the local images (busybox, pause and agnhost) with the names the e2e
+// framework expects, so nothing is pulled; busybox and agnhost lose their
+// local names, which the runtime could report as a container's image. The
+// test binary runs etcd, the API server and the kubelet, which must sit
+// beside it. systemd-run, systemctl and journalctl are hidden from the
+// suite, which would use them on a host whose PID 1 is not systemd, and
+// --system-cgroups and --kubelet-cgroups are cleared so that the kubelet
+// never moves host processes into a /system cgroup. When it stops, it
 // removes the pods, restores the host and removes what upstream's HostPath
 // specs leave in the host's /tmp.
 //
@@ -35,7 +35,7 @@ limitations under the License.
 // processes: the first starts the suite's services and kubelet, the others
 // use them, and [Serial] specs run alone at the end.
 //
-//	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP
+//	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP [-kubelet stock] [-feature-gates EventedVolumeManager=false]
 package main
 
 import (
@@ -61,47 +61,44 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-type images map[string]string
-
-func (i images) String() string { return fmt.Sprint(map[string]string(i)) }
-func (i images) Set(v string) error {
-	k, name, ok := strings.Cut(v, "=")
-	if !ok {
-		return fmt.Errorf("want local=name, got %q", v)
-	}
-	i[k] = name
-	return nil
-}
-
 func main() {
 	out := flag.String("out", "_output", "the project's build output (binaries and images)")
 	testBinary := flag.String("test", filepath.Join("_output", "e2e-node", "e2e_node.test"), "the node e2e test binary; the kubelet must be beside it")
 	focus := flag.String("focus", "", "the tests to run (--ginkgo.focus)")
 	skip := flag.String("skip", "", "the tests not to run (--ginkgo.skip); empty skips none")
-	gate := flag.String("gate", "true", "the EventedVolumeManager gate: true, false, or stock for upstream's kubelet, which has no such gate")
+	kubelet := flag.String("kubelet", "series", "the kubelet beside the test binary: series, or stock for upstream's")
+	gates := flag.String("feature-gates", "", "the kubelet's feature gates, as its --feature-gates takes them; empty means EventedVolumeManager=true for the series' kubelet, none for upstream's, which takes EventedPLEG alone")
 	timeout := flag.Duration("timeout", 45*time.Minute, "the suite's timeout")
 	procs := flag.Int("procs", 3, "the Ginkgo processes that run the specs; 1 runs the test binary by itself")
 	ginkgoCLI := flag.String("ginkgo", "", "the Ginkgo CLI, for -procs above 1 (default: ginkgo beside the test binary)")
 	runtime := node.RuntimeFlags(flag.CommandLine)
-	tags := images{}
-	flag.Var(tags, "image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable")
+	tags := map[string]string{}
+	flag.Func("image", "tag a local image (busybox, pause or agnhost) with a name the e2e framework uses: busybox=NAME; repeatable", func(v string) error {
+		local, name, ok := strings.Cut(v, "=")
+		if !ok {
+			return fmt.Errorf("want local=name, got %q", v)
+		}
+		tags[local] = name
+		return nil
+	})
 	flag.Parse()
 
 	start := time.Now()
 	logf := func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	rt, eventsOff, err := runtime()
-	if err == nil && *gate != "true" && *gate != "false" && *gate != "stock" {
-		err = fmt.Errorf("-gate %q: want true, false or stock", *gate)
+	if *gates == "" && *kubelet == "series" {
+		*gates = node.EventedVolumeManager + "=true"
 	}
-	if err != nil {
+	k, err := node.ParseKubelet(*kubelet, filepath.Join(filepath.Dir(*testBinary), "kubelet"), *gates)
+	rt, rtErr := runtime()
+	if err = cmp.Or(err, rtErr); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(2)
 	}
-	o := node.Options{Runtime: rt, PodEventsOff: eventsOff}
+	// The suite runs the kubelet k; the node runs the runtime alone.
 	s := suite{focus: *focus, skip: *skip, timeout: *timeout, procs: *procs, ginkgo: *ginkgoCLI}
-	if err := run(*out, *testBinary, s, *gate, o, tags, logf); err != nil {
+	if err := run(*out, *testBinary, s, k, node.Options{Runtime: rt}, tags, logf); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-node:", err)
 		os.Exit(1)
 	}
@@ -128,7 +125,7 @@ const agnhostImage = "localhost/agnhost:local"
 // is the host's /tmp, write there and may leave.
 var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
 
-func run(out, testBinary string, s suite, gate string, o node.Options, tags images, logf func(string, ...any)) (err error) {
+func run(out, testBinary string, s suite, k node.Kubelet, o node.Options, tags map[string]string, logf func(string, ...any)) (err error) {
 	out, _ = filepath.Abs(out)
 	testBinary, _ = filepath.Abs(testBinary)
 	dir := filepath.Dir(testBinary)
@@ -151,7 +148,7 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 	}()
 	before := node.TakeSnapshot()
 	o.Out, o.Work, o.PodNetwork, o.Logf = out, filepath.Join(dir, "node"), true, logf
-	logf("container runtime: %s", o.RuntimeLabel())
+	logf("container runtime: %s; kubelet: %s", o.Runtime.Label(), k)
 	// The suite runs its own kubelet, and restarts the runtime as it would
 	// a service (systemctl restart): the node only supervises the runtime.
 	n, err := node.Start(context.Background(), o)
@@ -175,7 +172,7 @@ func run(out, testBinary string, s suite, gate string, o node.Options, tags imag
 	if err != nil {
 		return err
 	}
-	args, err := suiteArgs(n, dir, gate)
+	args, err := suiteArgs(n, dir, k)
 	if err != nil {
 		return err
 	}
@@ -243,7 +240,7 @@ func stopNode(n *node.Node, before node.Snapshot, kubeletExe, out string, logf f
 }
 
 // tagImages gives the local images the names the e2e framework uses.
-func tagImages(n *node.Node, out string, tags images) error {
+func tagImages(n *node.Node, out string, tags map[string]string) error {
 	ctx := context.Background()
 	localImages := map[string]string{"busybox": node.BusyboxImage, "pause": node.Images["pause.tar"], "agnhost": agnhostImage}
 	for local, name := range tags {
@@ -286,9 +283,9 @@ func freshDirs(dir string) (string, error) {
 }
 
 // suiteArgs writes the node's base kubelet configuration into dir and
-// returns the suite's arguments: the node's runtime, the configuration, and the
-// gate unless the kubelet is upstream's (gate "stock").
-func suiteArgs(n *node.Node, dir, gate string) ([]string, error) {
+// returns the suite's arguments: the node's runtime, the configuration, and
+// the kubelet's feature gates (upstream's has none by default).
+func suiteArgs(n *node.Node, dir string, k node.Kubelet) ([]string, error) {
 	config := filepath.Join(dir, "kubelet-base.yaml")
 	if err := os.WriteFile(config, []byte(n.BaseKubeletConfig()), 0o644); err != nil {
 		return nil, err
@@ -304,8 +301,8 @@ func suiteArgs(n *node.Node, dir, gate string) ([]string, error) {
 		"--dns-domain=cluster.local",
 		"--report-dir=" + filepath.Join(dir, "report"),
 	}
-	if gate != "stock" {
-		args = append(args, "--feature-gates=EventedVolumeManager="+gate)
+	if !k.Stock() || k.Gate(node.EventedPLEG) { // upstream's kubelet: none unless it sets one
+		args = append(args, "--feature-gates="+k.FeatureGates())
 	}
 	return args, nil
 }

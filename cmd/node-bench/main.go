@@ -15,22 +15,14 @@ limitations under the License.
 */
 
 // Command node-bench is the real-node side-by-side benchmark that make
-// node-bench and make node-bench-cluster run: for each round, the same
-// workload on a fresh node for each configuration, in an order that changes
-// from round to round (nodebench.RoundOrder). On a standalone node the
-// configurations are upstream's kubelet (stock, -stock-kubelet, built from
-// the release's tag without the series; -stock=false leaves it out) and the
-// series' with the EventedVolumeManager gate off, on, and with all the
-// series' gates on (all gates); -cluster runs a cluster node, with its own
-// defaults: gate off, gate on, gate on with the VolumesInUseNodeStatusUpdate
-// gate (node-status gate) and all gates. -configs chooses the configurations
-// and their order, by name ("gate off") or hyphenated ("gate-off"). It
-// writes results.json, report.md and charts into -dir and prints the
-// report.
-//
+// node-bench and make node-bench-cluster run (package nodebench): each round
+// runs the same workload on a fresh node for each configuration. -configs
+// chooses them and their order, by name ("gate off") or hyphenated
+// ("gate-off"); -stock=false leaves upstream's kubelet (-stock-kubelet) out;
+// -cluster runs a cluster node, with its own defaults. It writes
+// results.json, report.md and charts into -dir and prints the report.
 // -sizes runs the standalone benchmark at each number of pods, into
-// -dir/pods-N, then writes the scale table (scale.md) of every pods-N under
-// -dir.
+// -dir/pods-N, then writes the scale table (scale.md) of every pods-N.
 //
 //	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] [-configs stock,gate-off,gate-on,all-gates] ...
 //	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] [-configs gate-off,gate-on,node-status-gate,all-gates] ...
@@ -39,7 +31,6 @@ limitations under the License.
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -63,7 +54,7 @@ var clusterDefaults = map[string]string{
 func main() {
 	var o nodebench.Options
 	flag.StringVar(&o.Out, "out", "_output", "the project's build output (binaries and images)")
-	dir := flag.String("dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
+	flag.StringVar(&o.Dir, "dir", filepath.Join("_output", "node-bench"), "where results, charts and work directories go (-cluster: _output/node-bench-cluster)")
 	clusterNode := flag.Bool("cluster", false, "run a cluster node (API server, attach/detach controller, CSI) with API pods, without stock")
 	flag.IntVar(&o.Pods, "pods", 110, "idle pods, each with 4 volumes")
 	flag.DurationVar(&o.StartTimeout, "start-timeout", 0, "how long the idle pods may take to run; 0 means 10m, or 1s a pod above 600")
@@ -98,7 +89,6 @@ func main() {
 			}
 		}
 	}
-	o.Dir = *dir
 
 	start := time.Now()
 	o.Logf = func(format string, args ...any) {
@@ -114,7 +104,7 @@ func main() {
 	}
 }
 
-func run(o nodebench.Options, clusterNode bool, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, bool, error)) error {
+func run(o nodebench.Options, clusterNode bool, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, error)) error {
 	configs := nodebench.DefaultConfigs(clusterNode)
 	if configList != "" {
 		var err error
@@ -150,7 +140,7 @@ func run(o nodebench.Options, clusterNode bool, rounds int, configList string, s
 		return fmt.Errorf("-crashloop-window %v: want a window above 0", o.CrashLoopWindow)
 	}
 	var err error
-	if o.Runtime, o.PodEventsOff, err = runtime(); err != nil {
+	if o.Runtime, err = runtime(); err != nil {
 		return err
 	}
 	if err := node.Preflight(o.Out, o.Runtime); err != nil {
@@ -158,7 +148,7 @@ func run(o nodebench.Options, clusterNode bool, rounds int, configList string, s
 	}
 	stock = stock && slices.Contains(configs, nodebench.Stock)
 	if stock {
-		if o.StockKubelet, err = filepath.Abs(cmp.Or(stockKubelet, filepath.Join(o.Out, "bin", "kubelet-stock"))); err != nil {
+		if o.StockKubelet, err = filepath.Abs(node.StockKubelet(stockKubelet, false).Binary(o.Out)); err != nil {
 			return err
 		}
 		if _, err := os.Stat(o.StockKubelet); err != nil {

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command node-up is make node-up: a node to try the gate on by hand, as an
 // operator would on their own. It starts the container runtime and the
-// patched kubelet with the EventedVolumeManager gate as -gate says, runs
+// patched kubelet with the feature gates -feature-gates sets, runs
 // -pods static pods × 4 volumes, prints where the kubelet's configuration,
 // log and PID file are and how to scrape its metrics, and keeps the node
 // running until SIGINT or SIGTERM, when it stops it and restores the host.
@@ -27,7 +27,7 @@ limitations under the License.
 // the kubelet reports changes (its PID, the gate, the event stream, its
 // volumes) node-up prints one status line.
 //
-//	node-up -out _output [-pods 10] [-gate=false]
+//	node-up -out _output [-pods 10] [-feature-gates EventedVolumeManager=true]
 package main
 
 import (
@@ -48,11 +48,11 @@ import (
 func main() {
 	out := flag.String("out", "_output", "the project's build output (binaries and images)")
 	pods := flag.Int("pods", 10, "static pods, each with 4 volumes")
-	gate := flag.Bool("gate", false, "the EventedVolumeManager gate the kubelet starts with")
+	gates := flag.String("feature-gates", "", "the kubelet's feature gates, as its --feature-gates takes them (EventedVolumeManager=true,...); those left out are off")
 	verbosity := flag.Int("v", node.DefaultVerbosity, "the kubelet's --v, from its start (4 logs each volume the loops add and each missed signal)")
 	runtime := node.RuntimeFlags(flag.CommandLine)
 	flag.Parse()
-	if err := run(*out, *pods, *gate, *verbosity, runtime); err != nil {
+	if err := run(*out, *pods, *gates, *verbosity, runtime); err != nil {
 		fmt.Fprintf(os.Stderr, "node-up: %v\n", err)
 		os.Exit(1)
 	}
@@ -62,8 +62,12 @@ func logf(format string, args ...any) {
 	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func run(out string, pods int, gate bool, verbosity int, runtime func() (node.Runtime, bool, error)) error {
-	rt, eventsOff, err := runtime()
+func run(out string, pods int, gates string, verbosity int, runtime func() (node.Runtime, error)) error {
+	k, err := node.ParseKubelet("series", "", gates)
+	if err != nil {
+		return fmt.Errorf("-feature-gates: %w", err)
+	}
+	rt, err := runtime()
 	if err != nil {
 		return err
 	}
@@ -72,14 +76,13 @@ func run(out string, pods int, gate bool, verbosity int, runtime func() (node.Ru
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	n, err := node.Start(startCtx, node.Options{
-		Out:          out,
-		Work:         filepath.Join(out, "node-up"),
-		Gate:         gate,
-		Verbosity:    verbosity,
-		MaxPods:      max(pods+10, node.DefaultMaxPods),
-		Runtime:      rt,
-		PodEventsOff: eventsOff,
-		Logf:         logf,
+		Out:       out,
+		Work:      filepath.Join(out, "node-up"),
+		Kubelet:   k,
+		Verbosity: verbosity,
+		MaxPods:   max(pods+10, node.DefaultMaxPods),
+		Runtime:   rt,
+		Logf:      logf,
 	})
 	if err != nil {
 		return err
@@ -95,6 +98,37 @@ func run(out string, pods int, gate bool, verbosity int, runtime func() (node.Ru
 	if err := n.StartKubelet(startCtx); err != nil {
 		return err
 	}
+	if err := addPods(ctx, n, pods); err != nil {
+		return err
+	}
+	fmt.Printf(`
+The node runs %d pods × %d volumes on %s; %s started.
+  kubelet config  %s
+  kubelet log     %s
+  kubelet PID     %s
+  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_evented_pleg_connection_(success|error)_count|volume_manager_(loop_iterations_total|loop_passes_total|wait_for_attach_and_mount_duration_seconds_count))'
+  flip the gate   sed -i 's/EventedVolumeManager: %t/EventedVolumeManager: %t/' %s
+                  kill $(cat %s)    # node-up starts the kubelet again a second later, from the config
+Ctrl-C stops the node and restores the host.
+
+`, pods, node.VolumesPerPod, n.RuntimeLabel(), k, rel(n.KubeletConfig()), rel(n.KubeletLog()), rel(n.KubeletPIDFile()),
+		k.Gate(node.EventedVolumeManager), !k.Gate(node.EventedVolumeManager), rel(n.KubeletConfig()), rel(n.KubeletPIDFile()))
+
+	for last := ""; ; {
+		if s := status(ctx, n); s != last {
+			logf("%s", s)
+			last = s
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// addPods adds pods PodManifest pods and waits until they run.
+func addPods(ctx context.Context, n *node.Node, pods int) error {
 	if err := os.WriteFile(filepath.Join(n.HostPathDir(), "greeting"), []byte("from-the-host\n"), 0o644); err != nil {
 		return err
 	}
@@ -107,39 +141,15 @@ func run(out string, pods int, gate bool, verbosity int, runtime func() (node.Ru
 	}
 	// As the benchmark does: a loaded node may take more than a second a
 	// pod to run them.
-	podsCtx, cancelPods := context.WithTimeout(ctx, node.PodsStartTimeout(pods))
-	defer cancelPods()
-	if err := wait.PollUntilContextCancel(podsCtx, time.Second, true, func(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, node.PodsStartTimeout(pods))
+	defer cancel()
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		cs, err := n.RunningContainers(ctx, "bb")
 		return err == nil && len(cs) >= pods, nil
 	}); err != nil {
 		return fmt.Errorf("the pods do not run: %v (see %s)", err, rel(n.KubeletLog()))
 	}
-	fmt.Printf(`
-The node runs %d pods × %d volumes on %s; the kubelet started with EventedVolumeManager=%t.
-  kubelet config  %s
-  kubelet log     %s
-  kubelet PID     %s
-  metrics         curl -sk https://127.0.0.1:10250/metrics | grep -E '^(kubernetes_feature_enabled\{name="EventedVolumeManager"|kubelet_evented_pleg_connection_(success|error)_count|volume_manager_(loop_iterations_total|loop_passes_total|wait_for_attach_and_mount_duration_seconds_count))'
-  flip the gate   sed -i 's/EventedVolumeManager: %t/EventedVolumeManager: %t/' %s
-                  kill $(cat %s)    # node-up starts the kubelet again a second later, from the config
-Ctrl-C stops the node and restores the host.
-
-`, pods, node.VolumesPerPod, n.RuntimeLabel(), gate, rel(n.KubeletConfig()), rel(n.KubeletLog()), rel(n.KubeletPIDFile()),
-		gate, !gate, rel(n.KubeletConfig()), rel(n.KubeletPIDFile()))
-
-	last := ""
-	for {
-		if s := status(ctx, n); s != last {
-			logf("%s", s)
-			last = s
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(2 * time.Second):
-		}
-	}
+	return nil
 }
 
 // status is one line of what the kubelet reports: its PID, the gate, the
@@ -169,10 +179,7 @@ func status(ctx context.Context, n *node.Node) string {
 // rel is path relative to the working directory, where make runs.
 func rel(path string) string {
 	wd, err := os.Getwd()
-	if err != nil {
-		return path
-	}
-	if r, err := filepath.Rel(wd, path); err == nil {
+	if r, relErr := filepath.Rel(wd, path); err == nil && relErr == nil {
 		return r
 	}
 	return path

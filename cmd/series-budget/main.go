@@ -1,20 +1,20 @@
-// Command series-budget prints what the patch series costs a reviewer
-// against its budgets, and fails when a budget it enforces is exceeded:
-// the non-test Go lines the series adds, in all and per pull request; the
-// exported identifiers it adds; the metrics the KEP names; and KEP.md's
-// words.
+// Command series-budget prints what the patch series costs a reviewer against
+// its budgets, and fails when one is exceeded: the non-test Go lines it adds,
+// in all and per pull request, the exported identifiers it adds, the metrics
+// the KEP names, and KEP.md's words.
 //
 //	series-budget -tree DIR -base v1.37.0 -head HEAD -pr-tops 3,4,5 -kep DIR
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
-	"evented-volume-manager/pkg/budget"
 	"evented-volume-manager/pkg/kep"
 )
 
@@ -33,11 +33,10 @@ func main() {
 	head := flag.String("head", "HEAD", "the series' top commit")
 	tops := flag.String("pr-tops", "", "the number of each pull request's top commit, comma-separated, in merge order")
 	kepDir := flag.String("kep", ".", "the directory of KEP.md and kep.yaml")
-	reportOnly := flag.String("report-only", "", "comma-separated budgets (total-lines, pr-lines, exported, metrics, words) to print without failing on them")
 	verbose := flag.Bool("v", false, "list the exported identifiers")
 	flag.Parse()
 	if *tree == "" || *tops == "" {
-		fmt.Fprintln(os.Stderr, "usage: series-budget -tree DIR -pr-tops N,N,... [-base REV] [-head REV] [-kep DIR] [-report-only total-lines,...] [-v]")
+		fmt.Fprintln(os.Stderr, "usage: series-budget -tree DIR -pr-tops N,N,... [-base REV] [-head REV] [-kep DIR] [-v]")
 		os.Exit(2)
 	}
 	over, err := run(*tree, *base, *head, *tops, *kepDir, *verbose)
@@ -45,24 +44,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "series-budget:", err)
 		os.Exit(2)
 	}
-	failed := false
 	for _, b := range over {
-		if strings.Contains(","+*reportOnly+",", ","+b+",") {
-			fmt.Printf("budget %q exceeded, reported only (-report-only)\n", b)
-			continue
-		}
 		fmt.Printf("budget %q exceeded\n", b)
-		failed = true
 	}
-	if failed {
+	if len(over) > 0 {
 		os.Exit(1)
 	}
 }
 
-// run prints each measure against its budget and returns the budgets
-// exceeded.
+// run prints each measure against its budget and returns those exceeded.
 func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) {
-	out, err := budget.Commits(tree, base, head)
+	series, err := kep.Commits(tree, base, head)
 	if err != nil {
 		return nil, err
 	}
@@ -71,14 +63,14 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 		mark := "ok"
 		if value > limit {
 			mark = "OVER"
-			if len(over) == 0 || over[len(over)-1] != name {
+			if !slices.Contains(over, name) {
 				over = append(over, name)
 			}
 		}
 		fmt.Printf("  %-4s %5d / %5d  %s\n", mark, value, limit, what)
 	}
 
-	total, err := budget.AddedLines(tree, base, head)
+	total, err := kep.AddedLines(tree, base, head)
 	if err != nil {
 		return nil, err
 	}
@@ -86,24 +78,24 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 	prev := base
 	for i, top := range strings.Split(tops, ",") {
 		n, err := strconv.Atoi(top)
-		if err != nil || n < 1 || n > len(out) {
-			return nil, fmt.Errorf("-pr-tops: %q is not a commit number of the %d-commit series", top, len(out))
+		if err != nil || n < 1 || n > len(series) {
+			return nil, fmt.Errorf("-pr-tops: %q is not a commit number of the %d-commit series", top, len(series))
 		}
-		lines, err := budget.AddedLines(tree, prev, out[n-1])
+		lines, err := kep.AddedLines(tree, prev, series[n-1])
 		if err != nil {
 			return nil, err
 		}
 		check("pr-lines", lines, maxLinesPerPR, fmt.Sprintf("of them in PR %d (commits up to %d)", i+1, n))
-		prev = out[n-1]
+		prev = series[n-1]
 	}
 
-	exported, err := budget.Exported(tree, base, head)
+	ids, err := kep.ExportedIdentifiers(tree, base, head)
 	if err != nil {
 		return nil, err
 	}
-	check("exported", len(exported), maxExported, "exported identifiers the series adds")
+	check("exported", len(ids), maxExported, "exported identifiers the series adds")
 	if verbose {
-		for _, id := range exported {
+		for _, id := range ids {
 			fmt.Println("         " + id)
 		}
 	}
@@ -118,6 +110,6 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	check("words", budget.Words(md), maxKEPWords, "words in KEP.md (wc -w)")
+	check("words", len(bytes.Fields(md)), maxKEPWords, "words in KEP.md (wc -w)")
 	return over, nil
 }

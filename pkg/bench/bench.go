@@ -41,8 +41,7 @@ func Quantile(xs []float64, q float64) float64 {
 }
 
 // Median is the middle value of xs, or the mean of the two middle values
-// when their number is even (two rounds are not summed up by the lower of
-// them), or NaN for none.
+// when their number is even (not the lower of two rounds), or NaN for none.
 func Median(xs []float64) float64 {
 	if len(xs)%2 == 1 || len(xs) == 0 {
 		return Quantile(xs, 0.5)
@@ -98,15 +97,13 @@ var (
 	NodeStatusColor = color.RGBA{R: 220, G: 140, B: 20, A: 255}
 )
 
-// Series is one line of a chart.
+// Series is one line of a chart: the latencies (Seconds) a CDF draws, in
+// Color, dashed by Dashes if any (dashed lines are drawn over solid ones).
 type Series struct {
-	Name string
-	// Seconds are the latencies a CDF draws.
+	Name    string
 	Seconds []float64
 	Color   color.Color
-	// Dashes, if any, dash the line; dashed lines are drawn over the
-	// solid ones.
-	Dashes []vg.Length
+	Dashes  []vg.Length
 }
 
 // CDFChart draws the empirical CDFs of the series' latencies, in

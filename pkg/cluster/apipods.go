@@ -31,8 +31,7 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// APIPodNamespace is the namespace of the pods a cluster node's tests and
-// benchmark create.
+// APIPodNamespace is the namespace of the pods of a cluster node.
 const APIPodNamespace = "default"
 
 // APIPod describes a pod created through the API server: busybox in
@@ -73,12 +72,6 @@ func PVName(pod string) string { return "pv-" + pod }
 func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error) {
 	client, ns := c.client, APIPodNamespace
 	cm, secret, pvc := "cm-"+p.Name, "sec-"+p.Name, "pvc-"+p.Name
-	ignoreExists := func(err error) error {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}
 	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: cm},
 		Data:       map[string]string{"data": "v0"},
@@ -91,30 +84,26 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return time.Time{}, fmt.Errorf("secret of %s: %w", p.Name, err)
 	}
-	volumes := []corev1.Volume{
-		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}},
-		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}},
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	add := func(name, path string, src corev1.VolumeSource) {
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: src})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path})
 	}
-	mounts := []corev1.VolumeMount{
-		{Name: "scratch", MountPath: "/data"},
-		{Name: "config", MountPath: "/etc/config"},
-		{Name: "secret", MountPath: "/etc/secret"},
-	}
+	add("scratch", "/data", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
+	add("config", "/etc/config", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: cm}}})
+	add("secret", "/etc/secret", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}})
 	if p.TokenExpiration > 0 {
-		volumes = append(volumes, corev1.Volume{Name: "short-token", VolumeSource: corev1.VolumeSource{
-			Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{{
-				ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "short", ExpirationSeconds: new(p.TokenExpiration)}}}}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "short-token", MountPath: "/var/run/secrets/tokens"})
+		add("short-token", "/var/run/secrets/tokens", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+				Path: "short", ExpirationSeconds: new(p.TokenExpiration)}}}}})
 	}
 	if p.CSI {
 		if err := c.createCSIClaim(ctx, p, pvc); err != nil {
 			return time.Time{}, err
 		}
-		volumes = append(volumes, corev1.Volume{Name: "csi", VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "csi", MountPath: "/csi"})
+		add("csi", "/csi", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc}})
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Labels: map[string]string{"app": "evm"}},
@@ -141,10 +130,8 @@ func (c *Cluster) CreateAPIPod(ctx context.Context, p APIPod) (time.Time, error)
 
 // createCSIClaim creates a pod's PV of the project's CSI driver and a PVC
 // that names it, and waits until the PV binder has bound them, as the
-// scheduler does before it binds a pod with an immediately bound claim to a
-// node. A pod bound to the node before its claim fails its first volume wait
-// ("PVC is not bound"), and its pod worker retries only after its 10s
-// backoff.
+// scheduler would: a pod bound to the node before its claim fails its first
+// volume wait ("PVC is not bound") and is retried only after a 10s backoff.
 func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod, pvc string) error {
 	client := c.client
 	size := resource.MustParse("1Mi")
@@ -158,12 +145,11 @@ func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod, pvc string) erro
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              "",
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
 				Driver: CSIDriverName, VolumeHandle: "vol-" + p.Name, FSType: "ext4"}},
 			ClaimRef: &corev1.ObjectReference{Namespace: APIPodNamespace, Name: pvc},
 		},
-	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return fmt.Errorf("PV of %s: %w", p.Name, err)
 	}
 	if _, err := client.CoreV1().PersistentVolumeClaims(APIPodNamespace).Create(ctx, &corev1.PersistentVolumeClaim{
@@ -174,7 +160,7 @@ func (c *Cluster) createCSIClaim(ctx context.Context, p APIPod, pvc string) erro
 			VolumeName:       PVName(p.Name),
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
-	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return fmt.Errorf("PVC of %s: %w", p.Name, err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -194,7 +180,7 @@ func (c *Cluster) DeleteAPIPod(ctx context.Context, name string) error {
 
 // APIPodGone reports whether a pod is gone from the API server.
 func (c *Cluster) APIPodGone(ctx context.Context, name string) (bool, error) {
-	_, err := c.client.CoreV1().Pods(APIPodNamespace).Get(ctx, name, metav1.GetOptions{})
+	_, err := c.APIPodUID(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}

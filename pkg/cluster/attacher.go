@@ -40,8 +40,7 @@ import (
 
 // AttachDelayAnnotation on a PersistentVolume of the project's CSI driver is
 // how long the attacher waits, from the VolumeAttachment's creation, before
-// it marks the volume attached: a Go duration such as "1s". Without it the
-// attacher's default applies.
+// it marks the volume attached: a Go duration such as "1s"; none without it.
 const AttachDelayAnnotation = "evm.csi.k8s.io/attach-delay"
 
 // Attacher plays the external attacher's role for one CSI driver, as
@@ -51,43 +50,38 @@ const AttachDelayAnnotation = "evm.csi.k8s.io/attach-delay"
 // on deletion it calls ControllerUnpublishVolume and removes the finalizer.
 // It records when each volume was attached and detached.
 type Attacher struct {
-	client       kubernetes.Interface
-	driver       string
-	finalizer    string
-	defaultDelay time.Duration
-	logf         func(string, ...any)
-	vaLister     storagelisters.VolumeAttachmentLister
-	csi          csi.ControllerClient
-	queue        workqueue.TypedRateLimitingInterface[string]
-	done         chan struct{}
+	client    kubernetes.Interface
+	driver    string
+	finalizer string
+	logf      func(string, ...any)
+	vaLister  storagelisters.VolumeAttachmentLister
+	csi       csi.ControllerClient
+	queue     workqueue.TypedRateLimitingInterface[string]
+	done      chan struct{}
 
 	mu       sync.Mutex
 	created  map[string]time.Time // by PV name: the VolumeAttachment seen
 	attached map[string]time.Time // marked attached
 	detached map[string]time.Time // the VolumeAttachment gone
-	// listed is, by CSI volume handle, when the node's
-	// Status.VolumesAttached first listed the volume (the first time only:
-	// the benchmark gives every pod a volume of its own); handles maps PV
-	// names to handles.
+	// listed is, by CSI volume handle, when the node's status first listed
+	// the volume (every pod has a volume of its own); handles maps PV names
+	// to handles.
 	listed  map[string]time.Time
 	handles map[string]string
 }
 
 // StartAttacher starts an attacher for driver, whose controller service
-// listens on endpoint. It stops when ctx ends; Wait waits for that.
-// startCtx bounds the wait for its informers' first sync, with a minute at
-// most.
-func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, driver, endpoint string, defaultDelay time.Duration,
-	logf func(string, ...any)) (*Attacher, error) {
+// listens on endpoint. It stops when ctx ends; Wait waits for that. startCtx
+// bounds the wait for its informers' first sync, with a minute at most.
+func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, driver, endpoint string, logf func(string, ...any)) (*Attacher, error) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	vaInformer := factory.Storage().V1().VolumeAttachments()
 	a := &Attacher{
-		client:       client,
-		driver:       driver,
-		finalizer:    "external-attacher/" + strings.ReplaceAll(driver, "/", "-"),
-		defaultDelay: defaultDelay,
-		logf:         logf,
-		vaLister:     vaInformer.Lister(),
+		client:    client,
+		driver:    driver,
+		finalizer: "external-attacher/" + strings.ReplaceAll(driver, "/", "-"),
+		logf:      logf,
+		vaLister:  vaInformer.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 5*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "attacher"}),
@@ -98,16 +92,45 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		listed:   map[string]time.Time{},
 		handles:  map[string]string{},
 	}
-	ours := func(obj any) (*storagev1.VolumeAttachment, bool) {
-		va, ok := obj.(*storagev1.VolumeAttachment)
-		if !ok {
-			if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				va, ok = d.Obj.(*storagev1.VolumeAttachment)
-			}
-		}
-		return va, ok && va.Spec.Attacher == driver && va.Spec.Source.PersistentVolumeName != nil
+	nodeInformer := factory.Core().V1().Nodes().Informer()
+	if err := a.watch(vaInformer.Informer(), nodeInformer); err != nil {
+		return nil, err
 	}
-	_, err := vaInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	factory.Start(ctx.Done())
+	syncCtx, cancelSync := context.WithTimeout(startCtx, time.Minute)
+	defer cancelSync()
+	// On errors the caller ends ctx, which stops the informers.
+	if !cache.WaitForCacheSync(syncCtx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
+		return nil, fmt.Errorf("the attacher's informers did not sync")
+	}
+	conn, err := grpc.NewClient("unix://"+endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the CSI driver at %s: %w", endpoint, err)
+	}
+	a.csi = csi.NewControllerClient(conn)
+	context.AfterFunc(ctx, a.queue.ShutDown)
+	go func() {
+		defer close(a.done)
+		defer conn.Close()
+		for a.processNext(ctx) {
+		}
+		factory.Shutdown()
+	}()
+	return a, nil
+}
+
+// watch queues the driver's VolumeAttachments and records when they come
+// and go, and when the node's status lists their volumes, as the
+// attach/detach controller does before the kubelet mounts them.
+func (a *Attacher) watch(vas, nodes cache.SharedIndexInformer) error {
+	ours := func(obj any) (*storagev1.VolumeAttachment, bool) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		va, ok := obj.(*storagev1.VolumeAttachment)
+		return va, ok && va.Spec.Attacher == a.driver && va.Spec.Source.PersistentVolumeName != nil
+	}
+	if _, err := vas.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if va, ok := ours(obj); ok {
 				a.note(a.created, *va.Spec.Source.PersistentVolumeName)
@@ -124,14 +147,10 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 				a.note(a.detached, *va.Spec.Source.PersistentVolumeName)
 			}
 		},
-	})
-	if err != nil {
-		return nil, err
+	}); err != nil {
+		return err
 	}
-	// The attach/detach controller lists an attached volume in the node's
-	// status; the kubelet mounts it only then.
-	nodeInformer := factory.Core().V1().Nodes().Informer()
-	onNode := func(obj any) {
+	onNode := func(_, obj any) {
 		nodeObj, ok := obj.(*corev1.Node)
 		if !ok {
 			return
@@ -140,41 +159,13 @@ func StartAttacher(ctx, startCtx context.Context, client kubernetes.Interface, d
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		for _, v := range nodeObj.Status.VolumesAttached {
-			if _, handle, ok := strings.Cut(string(v.Name), driver+"^"); ok && a.listed[handle].IsZero() {
+			if _, handle, ok := strings.Cut(string(v.Name), a.driver+"^"); ok && a.listed[handle].IsZero() {
 				a.listed[handle] = now
 			}
 		}
 	}
-	if _, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    onNode,
-		UpdateFunc: func(_, obj any) { onNode(obj) },
-	}); err != nil {
-		return nil, err
-	}
-	factory.Start(ctx.Done())
-	syncCtx, cancelSync := context.WithTimeout(startCtx, time.Minute)
-	defer cancelSync()
-	// On errors the caller ends ctx, which stops the informers.
-	if !cache.WaitForCacheSync(syncCtx.Done(), vaInformer.Informer().HasSynced, nodeInformer.HasSynced) {
-		return nil, fmt.Errorf("the attacher's informers did not sync")
-	}
-	conn, err := grpc.NewClient("unix://"+endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the CSI driver at %s: %w", endpoint, err)
-	}
-	a.csi = csi.NewControllerClient(conn)
-	go func() {
-		defer close(a.done)
-		defer conn.Close()
-		go func() {
-			<-ctx.Done()
-			a.queue.ShutDown()
-		}()
-		for a.processNext(ctx) {
-		}
-		factory.Shutdown()
-	}()
-	return a, nil
+	_, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) { onNode(nil, obj) }, UpdateFunc: onNode})
+	return err
 }
 
 // Wait waits until the attacher has stopped.
@@ -256,7 +247,7 @@ func (a *Attacher) sync(ctx context.Context, name string) (time.Duration, error)
 		_, err := a.client.StorageV1().VolumeAttachments().Update(ctx, va, metav1.UpdateOptions{})
 		return 0, err
 	}
-	delay := a.defaultDelay
+	var delay time.Duration
 	pvObj, err := a.client.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
 	if err != nil {
 		return 0, err

@@ -17,11 +17,15 @@ limitations under the License.
 package cluster
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -36,6 +40,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/cert"
 
 	"evented-volume-manager/pkg/csidriver"
 	"evented-volume-manager/pkg/node"
@@ -70,22 +75,20 @@ var Controllers = []string{
 const CSIDriverName = csidriver.DefaultName
 
 // Cluster is a node run as clusters run it: etcd, kube-apiserver and
-// kube-controller-manager (attach/detach, PV binding, service accounts and
-// root CA config maps) from make cluster-deps, the node's kubelet
-// registered with pods from the API server, the project's CSI driver
-// (attachRequired) registered through the kubelet's plugin watcher, and an
-// Attacher in the external attacher's role.
+// kube-controller-manager (the Controllers) from make cluster-deps, the
+// node's kubelet registered with pods from the API server, the project's
+// CSI driver (attachRequired) registered through the kubelet's plugin
+// watcher, and an Attacher in the external attacher's role.
 type Cluster struct {
-	node       *node.Node
-	pki        clusterPKI
-	adminToken string
-	etcd       *node.Process
-	apiserver  *node.Process
-	kcm        *node.Process
-	csi        *node.Process
-	client     kubernetes.Interface
-	attacher   *Attacher
-	cancel     context.CancelFunc
+	node      *node.Node
+	pki       clusterPKI
+	etcd      *node.Process
+	apiserver *node.Process
+	kcm       *node.Process
+	csi       *node.Process
+	client    kubernetes.Interface
+	attacher  *Attacher
+	cancel    context.CancelFunc
 }
 
 // Start makes n, a node whose runtime runs and whose kubelet does not, a
@@ -118,6 +121,12 @@ func Start(ctx context.Context, n *node.Node) (*Cluster, error) {
 // Node is the cluster's node.
 func (c *Cluster) Node() *node.Node { return c.node }
 
+// Client is the API client, as an administrator.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Attacher is the attacher (the external attacher's role).
+func (c *Cluster) Attacher() *Attacher { return c.attacher }
+
 // Preflight reports what a cluster node misses, or that another
 // control plane holds its ports: a leftover etcd would answer the new one's
 // health check and serve stale objects.
@@ -137,16 +146,11 @@ func Preflight(out string) error {
 	return nil
 }
 
-func randomToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func localURL(scheme string, port int) string { return fmt.Sprintf("%s://127.0.0.1:%d", scheme, port) }
 
-// writeKubeconfig writes a kubeconfig for a token user of the local API
-// server.
-func writeKubeconfig(path, caFile, token string) error {
-	return os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+// kubeconfig is a kubeconfig for a token user of the local API server.
+func kubeconfig(caFile, token string) string {
+	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -158,16 +162,39 @@ contexts:
 - name: local
   context: {cluster: local, user: user}
 current-context: local
-`, apiserverURL(), caFile, token)), 0o600)
+`, localURL("https", apiserverPort), caFile, token)
 }
 
-func apiserverURL() string { return "https://127.0.0.1:" + strconv.Itoa(apiserverPort) }
-
-// Client is the API client, as an administrator.
-func (c *Cluster) Client() kubernetes.Interface { return c.client }
-
-// Attacher is the attacher (the external attacher's role).
-func (c *Cluster) Attacher() *Attacher { return c.attacher }
+// configure writes into dir the control plane's certificates, its users'
+// tokens, the audit policy and the kubeconfigs of the kubelet and the
+// controller manager, and makes the administrator's client.
+func (c *Cluster) configure(dir string) error {
+	pki, err := writeClusterPKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		return fmt.Errorf("writing the cluster's certificates: %w", err)
+	}
+	c.pki = pki
+	token := func() string {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		return hex.EncodeToString(b)
+	}
+	admin, kubelet, kcm := token(), token(), token()
+	for path, data := range map[string]string{
+		filepath.Join(dir, "tokens.csv"): fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,kubelet,system:nodes\n%s,system:kube-controller-manager,kcm\n",
+			admin, kubelet, c.KubeletUser(), kcm),
+		filepath.Join(dir, "audit-policy.yaml"): auditPolicy(c.KubeletUser()),
+		c.node.KubeletKubeconfig():              kubeconfig(pki.path("ca.crt"), kubelet),
+		filepath.Join(dir, "kcm.kubeconfig"):    kubeconfig(pki.path("ca.crt"), kcm),
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			return err
+		}
+	}
+	c.client, err = kubernetes.NewForConfig(&rest.Config{Host: localURL("https", apiserverPort), BearerToken: admin,
+		TLSClientConfig: rest.TLSClientConfig{CAData: pki.caPEM}, QPS: 200, Burst: 400})
+	return err
+}
 
 // StopAPIServer stops kube-apiserver, as an outage would: the kubelet,
 // the controllers and the attacher lose it until StartAPIServer.
@@ -181,7 +208,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	dir := filepath.Join(c.node.Work(), "cluster")
 	var err error
 	if c.apiserver, err = c.node.StartDaemon("kube-apiserver",
-		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
+		"--etcd-servers", localURL("http", etcdClientPort),
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
 		// No endpoints for the kubernetes service: the node reaches the API
 		// server on loopback, which the endpoint reconciler refuses.
@@ -211,57 +238,33 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 // the default namespace has its service account and root CA config map.
 func (c *Cluster) startControlPlane(ctx context.Context) error {
 	dir := filepath.Join(c.node.Work(), "cluster")
-	pki, err := writeClusterPKI(filepath.Join(dir, "pki"))
-	if err != nil {
-		return fmt.Errorf("writing the cluster's certificates: %w", err)
-	}
-	c.pki, c.adminToken = pki, randomToken()
-	kubeletToken, kcmToken := randomToken(), randomToken()
-	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,kubelet,system:nodes\n%s,system:kube-controller-manager,kcm\n",
-		c.adminToken, kubeletToken, c.KubeletUser(), kcmToken)
-	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
+	if err := c.configure(dir); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "audit-policy.yaml"), []byte(auditPolicy(c.KubeletUser())), 0o644); err != nil {
-		return err
-	}
-	if err := writeKubeconfig(c.node.KubeletKubeconfig(), pki.path("ca.crt"), kubeletToken); err != nil {
-		return err
-	}
-	kcmKubeconfig := filepath.Join(dir, "kcm.kubeconfig")
-	if err := writeKubeconfig(kcmKubeconfig, pki.path("ca.crt"), kcmToken); err != nil {
-		return err
-	}
-
-	start := c.node.StartDaemon
-	if c.etcd, err = start("etcd",
+	var err error
+	if c.etcd, err = c.node.StartDaemon("etcd",
 		"--data-dir", filepath.Join(dir, "etcd"),
-		"--listen-client-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
-		"--advertise-client-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort),
-		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort),
-		"--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", etcdPeerPort),
-		"--initial-cluster", fmt.Sprintf("default=http://127.0.0.1:%d", etcdPeerPort),
+		"--listen-client-urls", localURL("http", etcdClientPort),
+		"--advertise-client-urls", localURL("http", etcdClientPort),
+		"--listen-peer-urls", localURL("http", etcdPeerPort),
+		"--initial-advertise-peer-urls", localURL("http", etcdPeerPort),
+		"--initial-cluster", "default="+localURL("http", etcdPeerPort),
 		"--listen-metrics-urls", "", "--log-level", "warn"); err != nil {
 		return err
 	}
 	if err := node.WaitFor(ctx, 30*time.Second, c.etcd, "etcd's health", func() bool {
-		body, err := node.HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", etcdClientPort))
+		body, err := node.HTTPGet(ctx, localURL("http", etcdClientPort)+"/health")
 		return err == nil && strings.Contains(string(body), `"health":"true"`)
 	}); err != nil {
-		return err
-	}
-	cfg := &rest.Config{Host: apiserverURL(), BearerToken: c.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: pki.caPEM}, QPS: 200, Burst: 400}
-	if c.client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
 	if err := c.StartAPIServer(ctx); err != nil {
 		return err
 	}
-	if c.kcm, err = start("kube-controller-manager",
-		"--kubeconfig", kcmKubeconfig,
+	if c.kcm, err = c.node.StartDaemon("kube-controller-manager",
+		"--kubeconfig", filepath.Join(dir, "kcm.kubeconfig"),
 		"--controllers", strings.Join(Controllers, ","),
-		"--root-ca-file", pki.path("ca.crt"),
+		"--root-ca-file", c.pki.path("ca.crt"),
 		"--leader-elect=false", "--secure-port=0",
 		"--use-service-account-credentials=false",
 		"--v=2"); err != nil {
@@ -274,7 +277,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 			PodInfoOnMount:       new(false),
 			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
 		},
-	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return fmt.Errorf("creating the CSIDriver %s: %w", CSIDriverName, err)
 	}
 	if err := node.WaitFor(ctx, 60*time.Second, c.kcm, "the default service account and kube-root-ca.crt", func() bool {
@@ -284,26 +287,26 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return c.startCSIDriver()
-}
-
-// CSIEndpoint is the CSI driver's socket.
-func (c *Cluster) CSIEndpoint() string {
-	return filepath.Join(c.node.KubeletRoot(), "plugins", CSIDriverName, "csi.sock")
-}
-
-func (c *Cluster) startCSIDriver() error {
 	c.node.Logf("starting the CSI driver %s", CSIDriverName)
-	p, err := c.node.StartDaemon("evm-csi",
+	c.csi, err = c.node.StartDaemon("evm-csi",
 		"-name", CSIDriverName, "-node-id", c.node.Name(),
-		"-endpoint", c.CSIEndpoint(),
+		"-endpoint", c.csiEndpoint(),
 		"-registration-dir", filepath.Join(c.node.KubeletRoot(), "plugins_registry"),
-		"-state-dir", filepath.Join(c.node.Work(), "cluster", "csi-volumes"))
-	if err != nil {
-		return err
+		"-state-dir", filepath.Join(dir, "csi-volumes"))
+	return err
+}
+
+// ignoreExists is err, or nil if err is that the object to create exists.
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
 	}
-	c.csi = p
-	return nil
+	return err
+}
+
+// csiEndpoint is the CSI driver's socket.
+func (c *Cluster) csiEndpoint() string {
+	return filepath.Join(c.node.KubeletRoot(), "plugins", CSIDriverName, "csi.sock")
 }
 
 // startAttacher waits until the kubelet has registered the node and the CSI
@@ -319,13 +322,11 @@ func (c *Cluster) startAttacher(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	a, err := StartAttacher(actx, ctx, c.client, CSIDriverName, c.CSIEndpoint(), 0, c.node.Logf)
-	if err != nil {
+	var err error
+	if c.attacher, err = StartAttacher(actx, ctx, c.client, CSIDriverName, c.csiEndpoint(), c.node.Logf); err != nil {
 		cancel()
-		return err
 	}
-	c.attacher = a
-	return nil
+	return err
 }
 
 // stop stops what Start started, in reverse, after the node's runtime.
@@ -355,4 +356,146 @@ func (c *Cluster) ControlPlaneCPU() (apiserver, controllerManager time.Duration,
 	}
 	controllerManager, err = node.ProcessCPU(c.kcm.PID())
 	return apiserver, controllerManager, err
+}
+
+// clusterPKI is what a local control plane needs: a CA, the API server's
+// serving certificate signed by it, and the service-account signing key.
+type clusterPKI struct {
+	dir   string
+	caPEM []byte
+}
+
+func (p clusterPKI) path(name string) string { return filepath.Join(p.dir, name) }
+
+// writeClusterPKI writes ca.crt, apiserver.crt and .key, and sa.key and
+// sa.pub into dir. The service-account key is the API server's: the API
+// server takes a private key for either.
+func writeClusterPKI(dir string) (clusterPKI, error) {
+	p := clusterPKI{dir: dir}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return p, err
+	}
+	crt, key, err := cert.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP(serviceIP)},
+		[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"})
+	if err != nil {
+		return p, err
+	}
+	_, p.caPEM = pem.Decode(crt) // the serving certificate, then its CA's
+	for name, data := range map[string][]byte{"ca.crt": p.caPEM, "apiserver.crt": crt, "apiserver.key": key, "sa.key": key, "sa.pub": key} {
+		if err := os.WriteFile(p.path(name), data, 0o600); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// KubeletUser is the kubelet's user name on a cluster node.
+func (c *Cluster) KubeletUser() string { return "system:node:" + c.node.Name() }
+
+// AuditLog is the API server's audit log on a cluster node.
+func (c *Cluster) AuditLog() string { return filepath.Join(c.node.Work(), "logs", "audit.log") }
+
+// auditPolicy logs user's (the kubelet's) requests at level Metadata, one
+// event a request (a watch has a second, at its end, with the same auditID),
+// and nothing else: apiserver_request_total has no client label.
+func auditPolicy(user string) string {
+	return fmt.Sprintf(`apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  users: [%q]
+- level: None
+`, user)
+}
+
+// APIRequest is one request in an audit log: Key is "verb resource" or
+// "verb resource/subresource" ("patch nodes/status"), or "verb
+// (non-resource)".
+type APIRequest struct {
+	Key string
+	At  time.Time
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the counts read.
+type auditEvent struct {
+	AuditID string `json:"auditID"`
+	Verb    string `json:"verb"`
+	User    struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+}
+
+// ParseAuditLog reads an audit log in JSON lines and returns user's
+// requests, each once, at the time the API server received it.
+func ParseAuditLog(r io.Reader, user string) ([]APIRequest, error) {
+	var reqs []APIRequest
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
+		if e.User.Username != user || seen[e.AuditID] {
+			continue
+		}
+		seen[e.AuditID] = true
+		key := e.Verb + " (non-resource)"
+		if o := e.ObjectRef; o != nil {
+			key = e.Verb + " " + o.Resource
+			if o.Subresource != "" {
+				key += "/" + o.Subresource
+			}
+		}
+		reqs = append(reqs, APIRequest{Key: key, At: e.RequestReceivedTimestamp})
+	}
+	return reqs, sc.Err()
+}
+
+// KubeletAPIRequests are the kubelet's requests in the node's audit log.
+func (c *Cluster) KubeletAPIRequests() ([]APIRequest, error) {
+	f, err := os.Open(c.AuditLog())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseAuditLog(f, c.KubeletUser())
+}
+
+// APIRequests count requests by key over a phase of Seconds.
+type APIRequests struct {
+	Seconds float64        `json:"seconds"`
+	Count   map[string]int `json:"count"`
+	// MaxInSecond is the most requests of a key received within any 1 s.
+	MaxInSecond map[string]int `json:"maxInSecond"`
+}
+
+// CountAPIRequests counts the requests received from from until to.
+func CountAPIRequests(reqs []APIRequest, from, to time.Time) APIRequests {
+	c := APIRequests{Seconds: to.Sub(from).Seconds(), Count: map[string]int{}, MaxInSecond: map[string]int{}}
+	times := map[string][]time.Time{}
+	for _, r := range reqs {
+		if !r.At.Before(from) && r.At.Before(to) {
+			c.Count[r.Key]++
+			times[r.Key] = append(times[r.Key], r.At)
+		}
+	}
+	for key, ts := range times {
+		slices.SortFunc(ts, time.Time.Compare)
+		first := 0
+		for last, t := range ts {
+			for t.Sub(ts[first]) >= time.Second {
+				first++
+			}
+			c.MaxInSecond[key] = max(c.MaxInSecond[key], last-first+1)
+		}
+	}
+	return c
 }

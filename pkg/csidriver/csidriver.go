@@ -22,17 +22,21 @@ package csidriver
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"net"
 	"os"
 	"path"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -40,15 +44,15 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
-// DefaultName is the driver name used when Options.Name is empty.
+// DefaultName is the driver's name unless told otherwise.
 const DefaultName = "evm.csi.k8s.io"
 
 // vendorVersion is what GetPluginInfo reports.
 const vendorVersion = "v0.1.0"
 
-// Options configures Serve.
+// Options configures Serve. All but Logf are required.
 type Options struct {
-	// Name is the CSI driver name; DefaultName if empty.
+	// Name is the CSI driver name, such as DefaultName.
 	Name string
 	// NodeID is what NodeGetInfo reports as the node's ID.
 	NodeID string
@@ -63,8 +67,17 @@ type Options struct {
 	Logf func(string, ...any)
 }
 
-// driver is the state shared by the CSI and registration services.
+// driver serves the CSI Identity, Controller and Node services and the
+// kubelet's plugin registration service. Its Controller service is one of
+// static volumes: publishing is a no-op the attacher waits for; CreateVolume,
+// DeleteVolume and the rest are Unimplemented. Its Node service's staging
+// bind-mounts the volume's backing directory onto the staging path, and
+// publishing bind-mounts the staging path onto the target path.
 type driver struct {
+	csi.UnimplementedIdentityServer
+	csi.UnimplementedControllerServer
+	csi.UnimplementedNodeServer
+	registerapi.UnimplementedRegistrationServer
 	opts Options
 	// mu serializes mount operations.
 	mu sync.Mutex
@@ -74,36 +87,29 @@ type driver struct {
 // plugin registration service on <o.RegistrationDir>/<o.Name>-reg.sock until
 // ctx ends, then stops both servers gracefully and removes the sockets.
 func Serve(ctx context.Context, o Options) error {
-	if o.Name == "" {
-		o.Name = DefaultName
-	}
 	if o.Logf == nil {
 		o.Logf = log.Printf
 	}
-	for _, f := range []struct{ name, value string }{
-		{"node ID", o.NodeID}, {"endpoint", o.Endpoint}, {"registration dir", o.RegistrationDir}, {"state dir", o.StateDir},
-	} {
-		if f.value == "" {
-			return fmt.Errorf("csi driver %s: %s is required", o.Name, f.name)
-		}
+	if err := required("name", o.Name, "node ID", o.NodeID, "endpoint", o.Endpoint,
+		"registration dir", o.RegistrationDir, "state dir", o.StateDir); err != nil {
+		return fmt.Errorf("csi driver %s: %s", o.Name, status.Convert(err).Message())
 	}
 	var err error
-	if o.Endpoint, err = filepath.Abs(o.Endpoint); err != nil {
-		return fmt.Errorf("csi driver %s: endpoint: %w", o.Name, err)
-	}
-	if o.StateDir, err = filepath.Abs(o.StateDir); err != nil {
-		return fmt.Errorf("csi driver %s: state dir: %w", o.Name, err)
+	for _, p := range []*string{&o.Endpoint, &o.StateDir} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return fmt.Errorf("csi driver %s: %w", o.Name, err)
+		}
 	}
 	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
 		return fmt.Errorf("csi driver %s: create state dir: %w", o.Name, err)
 	}
 	d := &driver{opts: o}
 	csiSrv := grpc.NewServer(grpc.UnaryInterceptor(d.logCall))
-	csi.RegisterIdentityServer(csiSrv, identityServer{d: d})
-	csi.RegisterControllerServer(csiSrv, controllerServer{})
-	csi.RegisterNodeServer(csiSrv, nodeServer{d: d})
+	csi.RegisterIdentityServer(csiSrv, d)
+	csi.RegisterControllerServer(csiSrv, d)
+	csi.RegisterNodeServer(csiSrv, d)
 	regSrv := grpc.NewServer()
-	registerapi.RegisterRegistrationServer(regSrv, registrationServer{d: d})
+	registerapi.RegisterRegistrationServer(regSrv, d)
 
 	// The CSI socket listens before the registration socket appears, so the
 	// kubelet never finds a registered driver it cannot reach.
@@ -204,19 +210,13 @@ func checkCapability(c *csi.VolumeCapability) error {
 	return nil
 }
 
-// identityServer is the CSI Identity service.
-type identityServer struct {
-	csi.UnimplementedIdentityServer
-	d *driver
-}
-
 // GetPluginInfo reports the driver's name and version.
-func (s identityServer) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
-	return &csi.GetPluginInfoResponse{Name: s.d.opts.Name, VendorVersion: vendorVersion}, nil
+func (d *driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
+	return &csi.GetPluginInfoResponse{Name: d.opts.Name, VendorVersion: vendorVersion}, nil
 }
 
 // GetPluginCapabilities reports the controller service.
-func (identityServer) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
+func (*driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
 	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{{
 		Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{
 			Type: csi.PluginCapability_Service_CONTROLLER_SERVICE,
@@ -225,32 +225,203 @@ func (identityServer) GetPluginCapabilities(context.Context, *csi.GetPluginCapab
 }
 
 // Probe reports the driver ready.
-func (identityServer) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
+func (*driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
 	return &csi.ProbeResponse{Ready: wrapperspb.Bool(true)}, nil
 }
 
-// registrationServer is the kubelet plugin registration service.
-type registrationServer struct {
-	registerapi.UnimplementedRegistrationServer
-	d *driver
-}
-
 // GetInfo describes the driver to the kubelet's plugin watcher.
-func (s registrationServer) GetInfo(context.Context, *registerapi.InfoRequest) (*registerapi.PluginInfo, error) {
+func (d *driver) GetInfo(context.Context, *registerapi.InfoRequest) (*registerapi.PluginInfo, error) {
 	return &registerapi.PluginInfo{
 		Type:              registerapi.CSIPlugin,
-		Name:              s.d.opts.Name,
-		Endpoint:          s.d.opts.Endpoint,
+		Name:              d.opts.Name,
+		Endpoint:          d.opts.Endpoint,
 		SupportedVersions: []string{"1.0.0"},
 	}, nil
 }
 
 // NotifyRegistrationStatus logs whether the kubelet registered the driver.
-func (s registrationServer) NotifyRegistrationStatus(_ context.Context, st *registerapi.RegistrationStatus) (*registerapi.RegistrationStatusResponse, error) {
+func (d *driver) NotifyRegistrationStatus(_ context.Context, st *registerapi.RegistrationStatus) (*registerapi.RegistrationStatusResponse, error) {
 	if st.GetPluginRegistered() {
-		s.d.opts.Logf("csi driver %s registered with the kubelet", s.d.opts.Name)
+		d.opts.Logf("csi driver %s registered with the kubelet", d.opts.Name)
 	} else {
-		s.d.opts.Logf("csi driver %s not registered with the kubelet: %s", s.d.opts.Name, st.GetError())
+		d.opts.Logf("csi driver %s not registered with the kubelet: %s", d.opts.Name, st.GetError())
 	}
 	return &registerapi.RegistrationStatusResponse{}, nil
+}
+
+// ControllerGetCapabilities reports PUBLISH_UNPUBLISH_VOLUME.
+func (*driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{{
+		Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{
+			Type: csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME,
+		}},
+	}}}, nil
+}
+
+// ControllerPublishVolume returns the publish context {"node": node_id}.
+func (*driver) ControllerPublishVolume(_ context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
+	if err := required("volume_id", req.GetVolumeId(), "node_id", req.GetNodeId()); err != nil {
+		return nil, err
+	}
+	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+		return nil, err
+	}
+	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{"node": req.GetNodeId()}}, nil
+}
+
+// ControllerUnpublishVolume succeeds for any volume and node.
+func (*driver) ControllerUnpublishVolume(_ context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
+	if err := required("volume_id", req.GetVolumeId()); err != nil {
+		return nil, err
+	}
+	return &csi.ControllerUnpublishVolumeResponse{}, nil
+}
+
+// NodeGetInfo reports the node ID, without topology.
+func (d *driver) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
+	return &csi.NodeGetInfoResponse{NodeId: d.opts.NodeID}, nil
+}
+
+// NodeGetCapabilities reports STAGE_UNSTAGE_VOLUME.
+func (*driver) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: []*csi.NodeServiceCapability{{
+		Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{
+			Type: csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME,
+		}},
+	}}}, nil
+}
+
+// NodeStageVolume creates the volume's backing directory under the state
+// directory and bind-mounts it onto the staging path. It is idempotent.
+func (d *driver) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
+	id, staging := req.GetVolumeId(), req.GetStagingTargetPath()
+	if err := required("volume_id", id, "staging_target_path", staging); err != nil {
+		return nil, err
+	}
+	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+		return nil, err
+	}
+	// Named by the ID's SHA-256, a safe and distinct name for any ID.
+	backing := filepath.Join(d.opts.StateDir, fmt.Sprintf("%x", sha256.Sum256([]byte(id))))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Like an emptyDir: writable by any pod, whatever the umask.
+	err := os.MkdirAll(backing, 0o777)
+	if err == nil {
+		err = os.Chmod(backing, 0o777)
+	}
+	if err == nil {
+		err = bindMount(backing, staging)
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "stage volume %s: %v", id, err)
+	}
+	return &csi.NodeStageVolumeResponse{}, nil
+}
+
+// NodeUnstageVolume unmounts the staging path if it is mounted.
+func (d *driver) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
+	id, staging := req.GetVolumeId(), req.GetStagingTargetPath()
+	if err := required("volume_id", id, "staging_target_path", staging); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := unmountAll(staging); err != nil {
+		return nil, status.Errorf(codes.Internal, "unstage volume %s: %v", id, err)
+	}
+	return &csi.NodeUnstageVolumeResponse{}, nil
+}
+
+// NodePublishVolume bind-mounts the staging path onto the target path. It is
+// idempotent. Nothing publishes read-only, which it refuses.
+func (d *driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
+	id, staging, target := req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath()
+	if err := required("volume_id", id, "staging_target_path", staging, "target_path", target); err != nil {
+		return nil, err
+	}
+	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+		return nil, err
+	}
+	if req.GetReadonly() {
+		return nil, status.Error(codes.InvalidArgument, "read-only volumes are not supported")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if staged, err := isMountPoint(staging); err != nil {
+		return nil, status.Errorf(codes.Internal, "publish volume %s: %v", id, err)
+	} else if !staged {
+		return nil, status.Errorf(codes.FailedPrecondition, "publish volume %s: %s is not staged", id, staging)
+	}
+	if err := bindMount(staging, target); err != nil {
+		return nil, status.Errorf(codes.Internal, "publish volume %s: %v", id, err)
+	}
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// NodeUnpublishVolume unmounts the target path if it is mounted and removes
+// it; a missing target path is success.
+func (d *driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
+	id, target := req.GetVolumeId(), req.GetTargetPath()
+	if err := required("volume_id", id, "target_path", target); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := unmountAll(target)
+	if err == nil {
+		if err = os.Remove(target); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "unpublish volume %s: %v", id, err)
+	}
+	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// bindMount creates dst and bind-mounts src onto it. It does nothing if dst
+// is already a mount point.
+func bindMount(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o750); err != nil {
+		return fmt.Errorf("create mount point: %w", err)
+	}
+	if mounted, err := isMountPoint(dst); err != nil || mounted {
+		return err
+	}
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind-mount %s on %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// unmountAll unmounts p until it is no longer a mount point.
+func unmountAll(p string) error {
+	for range 8 {
+		mounted, err := isMountPoint(p)
+		if err != nil || !mounted {
+			return err
+		}
+		if err := syscall.Unmount(p, 0); err != nil {
+			return fmt.Errorf("unmount %s: %w", p, err)
+		}
+	}
+	return fmt.Errorf("%s is still a mount point after 8 unmounts", p)
+}
+
+// isMountPoint reports whether p (symlinks resolved) is the root of a
+// mount. A missing p is not. Device numbers would not do: a bind mount of a
+// directory on the same filesystem keeps them.
+func isMountPoint(p string) (bool, error) {
+	var st unix.Statx_t
+	err := unix.Statx(unix.AT_FDCWD, p, 0, 0, &st)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("statx %s: %w", p, err)
+	}
+	if st.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT == 0 {
+		return false, errors.New("the kernel does not report mount roots (statx, Linux 5.8)")
+	}
+	return st.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0, nil
 }

@@ -98,9 +98,11 @@ var mountCap = &csi.VolumeCapability{
 	AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
 }
 
-// TestInfo checks what the driver tells the kubelet and the attacher about
-// itself, and the publish context it gives.
-func TestInfo(t *testing.T) {
+// TestServices checks what the driver tells the kubelet and the attacher
+// about itself, and that each call rejects a request that lacks a field it
+// needs or asks for a block or read-only volume. TestAttacher in pkg/cluster
+// checks the publish context.
+func TestServices(t *testing.T) {
 	o, conn, regConn := startDriver(t)
 	ident, ctrl, node := csi.NewIdentityClient(conn), csi.NewControllerClient(conn), csi.NewNodeClient(conn)
 	reg := registerapi.NewRegistrationClient(regConn)
@@ -127,10 +129,6 @@ func TestInfo(t *testing.T) {
 		caps.GetCapabilities()[0].GetRpc().GetType() != csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME {
 		t.Errorf("ControllerGetCapabilities = %v, %v", caps, err)
 	}
-	req := &csi.ControllerPublishVolumeRequest{VolumeId: "v", NodeId: "n", VolumeCapability: mountCap}
-	if resp, err := ctrl.ControllerPublishVolume(t.Context(), req); err != nil || len(resp.GetPublishContext()) != 1 || resp.GetPublishContext()["node"] != "n" {
-		t.Errorf("ControllerPublishVolume = %v, %v; want the publish context node=n", resp, err)
-	}
 	if info, err := node.NodeGetInfo(t.Context(), &csi.NodeGetInfoRequest{}); err != nil || info.GetNodeId() != o.NodeID || info.GetAccessibleTopology() != nil {
 		t.Errorf("NodeGetInfo = %v, %v", info, err)
 	}
@@ -138,12 +136,6 @@ func TestInfo(t *testing.T) {
 		caps.GetCapabilities()[0].GetRpc().GetType() != csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME {
 		t.Errorf("NodeGetCapabilities = %v, %v", caps, err)
 	}
-}
-
-// TestInvalidArgument checks that each call rejects a request that lacks a
-// field it needs or asks for a block volume.
-func TestInvalidArgument(t *testing.T) {
-	_, conn, _ := startDriver(t)
 	block := &csi.VolumeCapability{AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}}}
 	for _, tc := range []struct {
 		method string
@@ -160,6 +152,7 @@ func TestInvalidArgument(t *testing.T) {
 		{"Node/NodeUnstageVolume", &csi.NodeUnstageVolumeRequest{StagingTargetPath: "/s"}},
 		{"Node/NodePublishVolume", &csi.NodePublishVolumeRequest{VolumeId: "v", StagingTargetPath: "/s", VolumeCapability: mountCap}},
 		{"Node/NodePublishVolume", &csi.NodePublishVolumeRequest{VolumeId: "v", TargetPath: "/t", VolumeCapability: mountCap}},
+		{"Node/NodePublishVolume", &csi.NodePublishVolumeRequest{VolumeId: "v", StagingTargetPath: "/s", TargetPath: "/t", VolumeCapability: mountCap, Readonly: true}},
 		{"Node/NodeUnpublishVolume", &csi.NodeUnpublishVolumeRequest{VolumeId: "v"}},
 	} {
 		if err := conn.Invoke(t.Context(), "/csi.v1."+tc.method, tc.req, &emptypb.Empty{}); status.Code(err) != codes.InvalidArgument {
@@ -197,8 +190,8 @@ func TestStaleSocket(t *testing.T) {
 	}
 }
 
-// TestNodeMounts stages and publishes a volume, read-write and read-only,
-// twice, and unpublishes and unstages it twice.
+// TestNodeMounts stages and publishes a volume twice, and unpublishes and
+// unstages it twice.
 func TestNodeMounts(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("bind mounts need root")
@@ -212,11 +205,10 @@ func TestNodeMounts(t *testing.T) {
 	const vol = "pv/1"
 	staging := filepath.Join(dir, "kubelet", "staging", "pv1")
 	target := filepath.Join(dir, "kubelet", "pods", "p1", "mount")
-	roTarget := filepath.Join(dir, "kubelet", "pods", "p2", "mount")
 	// Registered after startDriver, so it runs first: no mount outlives the
 	// test, even if it fails half way.
 	t.Cleanup(func() {
-		for _, p := range []string{target, roTarget, staging} {
+		for _, p := range []string{target, staging} {
 			for m, err := isMountPoint(p); err == nil && m; m, err = isMountPoint(p) {
 				if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
 					t.Errorf("cleanup: unmount %s: %v", p, err)
@@ -225,7 +217,7 @@ func TestNodeMounts(t *testing.T) {
 			}
 		}
 	})
-	// mounts are the mount points under dir.
+	// mounts are the mount points under dir, stacked ones each.
 	mounts := func() []string {
 		data, err := os.ReadFile("/proc/self/mountinfo")
 		if err != nil {
@@ -239,22 +231,21 @@ func TestNodeMounts(t *testing.T) {
 		}
 		return mounts
 	}
-	publish := func(target string, ro bool) *csi.NodePublishVolumeRequest {
-		return &csi.NodePublishVolumeRequest{VolumeId: vol, StagingTargetPath: staging, TargetPath: target,
-			VolumeCapability: mountCap, Readonly: ro, PublishContext: map[string]string{"node": "node-1"}}
-	}
 	mounted := func(p string, want bool) {
 		t.Helper()
 		if got, err := isMountPoint(p); err != nil || got != want {
 			t.Fatalf("isMountPoint(%s) = %t, %v; want %t", p, got, err, want)
 		}
 	}
+	stage := &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: mountCap}
+	publish := &csi.NodePublishVolumeRequest{VolumeId: vol, StagingTargetPath: staging, TargetPath: target,
+		VolumeCapability: mountCap, PublishContext: map[string]string{"node": "node-1"}}
 
-	if _, err := node.NodePublishVolume(t.Context(), publish(target, false)); status.Code(err) != codes.FailedPrecondition {
+	if _, err := node.NodePublishVolume(t.Context(), publish); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("NodePublishVolume before staging: %v, want FailedPrecondition", err)
 	}
 	for range 2 {
-		if _, err := node.NodeStageVolume(t.Context(), &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: mountCap}); err != nil {
+		if _, err := node.NodeStageVolume(t.Context(), stage); err != nil {
 			t.Fatalf("NodeStageVolume: %v", err)
 		}
 		mounted(staging, true)
@@ -267,37 +258,27 @@ func TestNodeMounts(t *testing.T) {
 		t.Fatalf("backing dir %s: %v, %v; want mode 0777", backing[0], fi, err)
 	}
 	for range 2 {
-		for _, p := range []*csi.NodePublishVolumeRequest{publish(target, false), publish(roTarget, true)} {
-			if _, err := node.NodePublishVolume(t.Context(), p); err != nil {
-				t.Fatalf("NodePublishVolume(%s): %v", p.TargetPath, err)
-			}
-			mounted(p.TargetPath, true)
+		if _, err := node.NodePublishVolume(t.Context(), publish); err != nil {
+			t.Fatalf("NodePublishVolume: %v", err)
 		}
+		mounted(target, true)
 	}
-	if got := mounts(); len(got) != 3 {
-		t.Errorf("mounts after staging and publishing twice: %v, want 3", got)
+	if got := mounts(); len(got) != 2 {
+		t.Errorf("mounts after staging and publishing twice: %v, want 2", got)
 	}
-
 	if err := os.WriteFile(filepath.Join(target, "data"), []byte("hello"), 0o644); err != nil {
 		t.Fatalf("write through target: %v", err)
 	}
-	for _, p := range []string{backing[0], roTarget} {
-		if got, err := os.ReadFile(filepath.Join(p, "data")); err != nil || string(got) != "hello" {
-			t.Errorf("%s has %q, %v; want hello", p, got, err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(roTarget, "other"), nil, 0o644); !errors.Is(err, syscall.EROFS) {
-		t.Errorf("write through read-only target: %v, want EROFS", err)
+	if got, err := os.ReadFile(filepath.Join(backing[0], "data")); err != nil || string(got) != "hello" {
+		t.Errorf("backing dir has %q, %v; want hello", got, err)
 	}
 
 	for range 2 {
-		for _, p := range []string{target, roTarget} {
-			if _, err := node.NodeUnpublishVolume(t.Context(), &csi.NodeUnpublishVolumeRequest{VolumeId: vol, TargetPath: p}); err != nil {
-				t.Fatalf("NodeUnpublishVolume(%s): %v", p, err)
-			}
-			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("target %s after unpublish: %v, want it removed", p, err)
-			}
+		if _, err := node.NodeUnpublishVolume(t.Context(), &csi.NodeUnpublishVolumeRequest{VolumeId: vol, TargetPath: target}); err != nil {
+			t.Fatalf("NodeUnpublishVolume: %v", err)
+		}
+		if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("target after unpublish: %v, want it removed", err)
 		}
 		if _, err := node.NodeUnstageVolume(t.Context(), &csi.NodeUnstageVolumeRequest{VolumeId: vol, StagingTargetPath: staging}); err != nil {
 			t.Fatalf("NodeUnstageVolume: %v", err)

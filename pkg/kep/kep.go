@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package kep checks that the metrics the series defines, those a kubelet
 // with the gate on exposes, kep.yaml's metrics and KEP.md's metrics table
-// are the same.
+// are the same, and measures what the series costs a reviewer (non-test Go
+// lines, exported identifiers) for the budgets make verify holds it to.
 package kep
 
 import (
@@ -29,18 +30,20 @@ import (
 	"go/types"
 	"maps"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"sigs.k8s.io/yaml"
 )
 
-// Compare returns an error naming every metric that some of sets (a
-// description of each set and the metric names it holds) have and others
-// lack, or that a set lists twice.
+// Compare returns an error naming every metric that some of sets (by
+// description) have and others lack, or that a set lists twice.
 func Compare(sets map[string][]string) error {
 	var problems []string
 	in := map[string][]string{}
@@ -80,30 +83,28 @@ var (
 // Documented reads the KEP in dir: kep.yaml's metrics and the names in
 // KEP.md's metrics table as sets for Compare, and the table (the rows of
 // the section "Metrics" whose first three columns are `name`, type and
-// `labels`, with values in parentheses). It fails when kep.yaml does not
-// parse or its feature-gates do not name EventedVolumeManager for the
-// kubelet.
+// `labels`, with values in parentheses). kep.yaml's feature-gates must name
+// EventedVolumeManager for the kubelet.
 func Documented(dir string) (map[string][]string, []Metric, error) {
 	y, err := os.ReadFile(filepath.Join(dir, "kep.yaml"))
 	md, mdErr := os.ReadFile(filepath.Join(dir, "KEP.md"))
 	if err := errors.Join(err, mdErr); err != nil {
 		return nil, nil, err
 	}
+	type gate struct {
+		Name       string
+		Components []string
+	}
 	var kep struct {
-		FeatureGates []struct {
-			Name       string
-			Components []string
-		} `json:"feature-gates"`
-		Metrics []string
+		FeatureGates []gate `json:"feature-gates"`
+		Metrics      []string
 	}
 	if err := yaml.Unmarshal(y, &kep); err != nil {
 		return nil, nil, fmt.Errorf("kep.yaml does not parse: %w", err)
 	}
-	named := false
-	for _, g := range kep.FeatureGates {
-		named = named || g.Name == "EventedVolumeManager" && slices.Contains(g.Components, "kubelet")
-	}
-	if !named {
+	if !slices.ContainsFunc(kep.FeatureGates, func(g gate) bool {
+		return g.Name == "EventedVolumeManager" && slices.Contains(g.Components, "kubelet")
+	}) {
 		return nil, nil, fmt.Errorf("kep.yaml's feature-gates do not name EventedVolumeManager for the kubelet")
 	}
 	sets := map[string][]string{"kep.yaml's metrics": kep.Metrics}
@@ -126,16 +127,15 @@ func Documented(dir string) (map[string][]string, []Metric, error) {
 	return sets, table, nil
 }
 
-// Defined returns the names of the metrics that the Go files of one package
-// (path to source) define with an options literal (CounterOpts, GaugeOpts,
-// ...): its Namespace, Subsystem and Name, which must be constants, joined
-// with "_". Registered are those whose literal is in, or in the value of a
-// variable passed to, a call of a function named *Register*.
+// Defined returns the metrics that one package's Go files (path to source)
+// define with an options literal (CounterOpts, ...): its constant Namespace,
+// Subsystem and Name joined with "_". Registered are those whose literal is
+// in, or in the value of a variable passed to, a call of a *Register* function.
 func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
-	for path, src := range pkg {
-		f, err := parser.ParseFile(fset, path, src, 0)
+	for name, src := range pkg {
+		f, err := parser.ParseFile(fset, name, src, 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -201,11 +201,10 @@ func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	return defined, registered, err
 }
 
-// Exposed returns the series' metrics in families, a scrape of a kubelet's
-// /metrics: those whose names begin with the first three words of one of
-// table's. A metric with labels has no family before its first value: those
-// of table's that the scrape lacks are returned too, as unseen. The error
-// names each family whose type or label names are not table's.
+// Exposed returns the series' metrics in a scrape of a kubelet's /metrics
+// (those whose names begin with the first three words of one of table's) and,
+// also as unseen, table's with labels that have no family before a first
+// value. The error names each family whose type or labels are not table's.
 func Exposed(families map[string]*dto.MetricFamily, table []Metric) (exposed, unseen []string, err error) {
 	// The first three words ("__" gives a shorter name three).
 	prefix := func(name string) string { return strings.Join(strings.SplitN(name+"__", "_", 4)[:3], "_") }
@@ -238,4 +237,198 @@ func Exposed(families map[string]*dto.MetricFamily, table []Metric) (exposed, un
 		err = fmt.Errorf("%s", strings.Join(problems, "\n"))
 	}
 	return append(exposed, unseen...), unseen, err
+}
+
+// SeriesMetrics returns, sorted, the metrics that the packages of the Go
+// files that base..head adds or changes in the git tree at dir define and
+// register at head and did not define at base.
+func SeriesMetrics(dir, base, head string) (defined, registered []string, err error) {
+	changed, err := git(dir, "diff", "--name-only", "--diff-filter=ACMR", base+".."+head, "--", "*.go")
+	if err != nil {
+		return nil, nil, err
+	}
+	pathspecs := []string{":(exclude,glob)**/*_test.go"}
+	for _, f := range strings.Fields(changed) {
+		pathspecs = append(pathspecs, ":(glob)"+path.Dir(f)+"/*.go")
+	}
+	upstream, _, err := metricsAt(dir, base, pathspecs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if defined, registered, err = metricsAt(dir, head, pathspecs); err != nil {
+		return nil, nil, err
+	}
+	isUpstream := func(m string) bool { return slices.Contains(upstream, m) }
+	return slices.DeleteFunc(defined, isUpstream), slices.DeleteFunc(registered, isUpstream), nil
+}
+
+// metricsAt returns, sorted, the metrics that the Go files at rev that
+// pathspecs select define and register.
+func metricsAt(dir, rev string, pathspecs []string) (defined, registered []string, err error) {
+	files, err := git(dir, append([]string{"grep", "-l", "-F", `"k8s.io/component-base/metrics`, rev, "--"}, pathspecs...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	pkgs := map[string]map[string][]byte{}
+	for _, f := range strings.Fields(files) {
+		f = strings.TrimPrefix(f, rev+":")
+		content, err := git(dir, "show", rev+":"+f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pkgs[path.Dir(f)] == nil {
+			pkgs[path.Dir(f)] = map[string][]byte{}
+		}
+		pkgs[path.Dir(f)][f] = []byte(content)
+	}
+	for _, pkg := range pkgs {
+		d, r, err := Defined(pkg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("at %s: %w", rev, err)
+		}
+		defined, registered = append(defined, d...), append(registered, r...)
+	}
+	slices.Sort(defined)
+	slices.Sort(registered)
+	return defined, registered, nil
+}
+
+// git runs git in dir and returns its output; git grep finding nothing
+// (exit status 1) is no error.
+func git(dir string, args ...string) (string, error) {
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	var exit *exec.ExitError
+	if err != nil && !(args[0] == "grep" && errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// Commits returns the commits of base..head in the git tree at dir, oldest first.
+func Commits(dir, base, head string) ([]string, error) {
+	out, err := git(dir, "rev-list", "--reverse", base+".."+head)
+	return strings.Fields(out), err
+}
+
+// goSource reports whether name is a non-test Go file outside test trees.
+func goSource(name string) bool {
+	return strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") &&
+		!strings.HasPrefix(name, "test/") && !strings.Contains(name, "/testing/")
+}
+
+// AddedLines returns the non-test Go lines that from..to adds in the git tree
+// at dir, as git diff --numstat counts them (comments and licences included).
+func AddedLines(dir, from, to string) (int, error) {
+	out, err := git(dir, "diff", "--numstat", "--no-renames", from, to)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 || !goSource(f[2]) {
+			continue
+		}
+		added, err := strconv.Atoi(f[0])
+		if err != nil {
+			return 0, fmt.Errorf("numstat line %q: %w", line, err)
+		}
+		n += added
+	}
+	return n, nil
+}
+
+// ExportedIdentifiers returns, sorted as "file: kind name", the package-level
+// identifiers, methods of exported types and of exported interfaces that
+// base..head exports in the non-test Go files of the git tree at dir.
+func ExportedIdentifiers(dir, base, head string) ([]string, error) {
+	out, err := git(dir, "diff", "--name-only", "--diff-filter=AM", base, head)
+	if err != nil {
+		return nil, err
+	}
+	var added []string
+	for _, name := range strings.Fields(out) {
+		if !goSource(name) {
+			continue
+		}
+		now, err := exportedAt(dir, head, name)
+		if err != nil {
+			return nil, err
+		}
+		before := map[string]bool{}
+		if _, err := git(dir, "cat-file", "-e", base+":"+name); err == nil {
+			if before, err = exportedAt(dir, base, name); err != nil {
+				return nil, err
+			}
+		}
+		for id := range now {
+			if !before[id] {
+				added = append(added, name+": "+id)
+			}
+		}
+	}
+	slices.Sort(added)
+	return added, nil
+}
+
+// exportedAt returns the exported identifiers of the Go file name at rev.
+func exportedAt(dir, rev, name string) (map[string]bool, error) {
+	src, err := git(dir, "show", rev+":"+name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), path.Base(name), src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	add := func(name *ast.Ident, id string) {
+		if name.IsExported() {
+			ids[id] = true
+		}
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				add(d.Name, "func "+d.Name.Name)
+			} else if recv := receiverType(d.Recv.List[0].Type); ast.IsExported(recv) {
+				add(d.Name, "method "+recv+"."+d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						add(n, d.Tok.String()+" "+n.Name)
+					}
+				case *ast.TypeSpec:
+					add(s.Name, "type "+s.Name.Name)
+					if it, ok := s.Type.(*ast.InterfaceType); ok && s.Name.IsExported() {
+						for _, m := range it.Methods.List {
+							for _, n := range m.Names {
+								add(n, "method "+s.Name.Name+"."+n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return ids, nil
+}
+
+// receiverType is the name of a method's receiver type.
+func receiverType(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return receiverType(t.X)
+	case *ast.IndexExpr:
+		return receiverType(t.X)
+	case *ast.IndexListExpr:
+		return receiverType(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
 }

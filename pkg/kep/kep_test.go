@@ -115,68 +115,72 @@ func check(t *testing.T, source, scrape, kepYAML, kepMD string) error {
 	return Compare(sets)
 }
 
-// TestRepositoryKEP compares the repository's kep.yaml metrics with KEP.md's
-// table (make verify's kep-check also compares them with the series).
-func TestRepositoryKEP(t *testing.T) {
-	sets, _, err := Documented("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Compare(sets); err != nil {
-		t.Error(err)
-	}
-}
-
-// TestSeriesMetrics builds a repository whose series changes a package's
-// metrics, and checks what SeriesMetrics finds at the release and at the
-// series' head: the metrics the changed packages define and register, not
-// those of packages the series leaves alone, and none from test files.
-func TestSeriesMetrics(t *testing.T) {
+// repo makes a git repository with a base commit and a head commit of the
+// given files, and returns its directory.
+func repo(t *testing.T, base, head map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
+	run := func(args ...string) {
 		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	write := func(name, content string) {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := errors.Join(os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(content), 0o644)); err != nil {
-			t.Fatal(err)
+	run("init", "-q")
+	for i, files := range []map[string]string{base, head} {
+		for name, src := range files {
+			p := filepath.Join(dir, name)
+			if err := errors.Join(os.MkdirAll(filepath.Dir(p), 0o755), os.WriteFile(p, []byte(src), 0o644)); err != nil {
+				t.Fatal(err)
+			}
 		}
+		run("add", "-A")
+		run("commit", "-q", "--allow-empty", "-m", []string{"base", "head"}[i])
+		run("tag", []string{"base", "head"}[i])
 	}
-	metric := func(names ...string) string {
+	return dir
+}
+
+// TestSeries checks what a series adds: the metric it adds to a package
+// (not the one the package had at base, and none from test files), its
+// exported identifiers, its commits and its non-test Go lines.
+func TestSeries(t *testing.T) {
+	metrics := func(names ...string) string {
 		s := "package m\n\nimport km \"k8s.io/component-base/metrics\"\n\n"
 		for i, n := range names {
 			s += fmt.Sprintf("var M%d = km.NewCounter(&km.CounterOpts{Name: %q})\n\nfunc init() { legacyregistry.MustRegister(M%d) }\n", i, n, i)
 		}
 		return s
 	}
-	git("init", "-q")
-	write("a/a.go", metric("a_total"))
-	write("b/b.go", metric("b_total"))
-	git("add", "-A")
-	git("commit", "-qm", "release")
-	git("tag", "release")
-	write("a/a.go", metric("a_total", "a_new_total"))
-	write("a/a_test.go", metric("a_test_total"))
-	git("add", "-A")
-	git("commit", "-qm", "series")
-	for _, tc := range []struct {
-		rev  string
-		want []string
-	}{
-		{"release", []string{"a_total"}},
-		{"HEAD", []string{"a_new_total", "a_total"}},
-	} {
-		defined, registered, err := SeriesMetrics(dir, "release", "HEAD", tc.rev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(defined, tc.want) || !slices.Equal(registered, tc.want) {
-			t.Errorf("at %s: defined %v, registered %v; want %v", tc.rev, defined, registered, tc.want)
-		}
+	dir := repo(t,
+		map[string]string{"a/old.go": "package a\n\ntype I interface {\n\tOld()\n}\n\nfunc Old() {}\n", "m/m.go": metrics("m_total"), "n/n.go": metrics("n_total")},
+		map[string]string{
+			"a/old.go":       "package a\n\ntype I interface {\n\tOld()\n\tNew()\n}\n\nfunc Old() {}\n",
+			"a/new.go":       "package a\n\nconst (\n\tC = 1\n\tc = 2\n)\n\nvar V, w int\n\ntype T struct{}\n\nfunc (*T) M()  {}\nfunc (T) m()   {}\nfunc (u) M()   {}\n\ntype u int\n\nfunc F() {}\n",
+			"a/new_test.go":  "package a\n\nfunc TestX() {}\n",
+			"test/e2e/x.go":  "package e2e\n\nfunc E() {}\n",
+			"a/testing/f.go": "package testing\n\nfunc Fake() {}\n",
+			"m/m.go":         metrics("m_total", "m_new_total"),
+			"m/m_test.go":    metrics("m_test_total"),
+		})
+	defined, registered, err := SeriesMetrics(dir, "base", "head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"m_new_total"}; !slices.Equal(defined, want) || !slices.Equal(registered, want) {
+		t.Errorf("SeriesMetrics: defined %v, registered %v; want %v", defined, registered, want)
+	}
+	ids, idsErr := ExportedIdentifiers(dir, "base", "head")
+	commits, commitsErr := Commits(dir, "base", "head")
+	lines, linesErr := AddedLines(dir, "base", "head")
+	if err := errors.Join(idsErr, commitsErr, linesErr); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a/new.go: const C", "a/new.go: func F", "a/new.go: method T.M", "a/new.go: type T", "a/new.go: var V", "a/old.go: method I.New", "m/m.go: var M1"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("ExportedIdentifiers = %q, want %q", ids, want)
+	}
+	if len(commits) != 1 || lines != 1+18+3 {
+		t.Errorf("%d commits, AddedLines = %d; want 1 and %d (one in old.go, all of new.go, three in m.go)", len(commits), lines, 1+18+3)
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -24,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,13 +49,16 @@ var cniPlugins = []string{"bridge", "host-local", "loopback"}
 func (n *Node) writeConfigs() error {
 	w := n.work
 	q := strconv.Quote
+	files := n.runtime.configs(n)
+	files[n.KubeletConfig()] = n.kubeletConfig()
+	files[filepath.Join(w, "crictl.yaml")] = fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 10\n", n.Socket(), n.Socket())
 	if n.opts.PodNetwork {
 		for _, p := range cniPlugins {
 			if err := os.Symlink(filepath.Join(cniPluginDir, p), filepath.Join(w, "cni", "bin", p)); err != nil {
 				return err
 			}
 		}
-		conflist := fmt.Sprintf(`{
+		files[filepath.Join(w, "cni", "net.d", "10-evm.conflist")] = fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "evm",
   "plugins": [{
@@ -65,16 +70,7 @@ func (n *Node) writeConfigs() error {
   }]
 }
 `, q(CNIBridge), q(filepath.Join(w, "cni", "ipam")), q(podSubnet))
-		if err := os.WriteFile(filepath.Join(w, "cni", "net.d", "10-evm.conflist"), []byte(conflist), 0o644); err != nil {
-			return err
-		}
 	}
-
-	crictl := fmt.Sprintf("runtime-endpoint: unix://%s\nimage-endpoint: unix://%s\ntimeout: 10\n", n.Socket(), n.Socket())
-
-	files := n.runtime.configs(n)
-	files[n.KubeletConfig()] = n.kubeletConfig()
-	files[filepath.Join(w, "crictl.yaml")] = crictl
 	for path, content := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
@@ -97,7 +93,7 @@ authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
 authorization: {mode: AlwaysAllow}
 enableDebuggingHandlers: true
 maxPods: %d
-%s`, strconv.Quote(filepath.Join(n.work, "kubelet", "manifests")), kubeletPort, n.maxPods(), featureGates(n.opts))
+%s`, strconv.Quote(filepath.Join(n.work, "kubelet", "manifests")), kubeletPort, n.opts.MaxPods, n.opts.Kubelet.featureGates())
 }
 
 // BaseKubeletConfig is what every kubelet on the node is configured with:
@@ -125,48 +121,26 @@ resolvConf: /etc/resolv.conf
 // KubeletConfig is the path of the kubelet's configuration file.
 func (n *Node) KubeletConfig() string { return filepath.Join(n.work, "kubelet", "config.yaml") }
 
-// SetKubelet sets the kubelet binary StartKubelet runs, as an operator
-// swaps the binary on a node: empty means the series' (Options.Kubelet's
-// default), and stock says it is upstream's (Options.StockKubelet), whose
-// configuration leaves the series' gates out, so they go off. The kubelet
-// must be stopped.
-func (n *Node) SetKubelet(binary string, stock bool) error {
+// SetKubelet sets the kubelet StartKubelet runs, with its gates, as an
+// operator swaps the binary or edits its configuration's feature gates: the
+// kubelet must be stopped.
+func (n *Node) SetKubelet(k Kubelet) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.kubelet.Running() {
-		return errors.New("the kubelet is running: stop it before swapping its binary")
+	if n.procs[KubeletService].Running() {
+		return errors.New("the kubelet is running: stop it before changing it")
 	}
-	if binary != "" {
-		if _, err := os.Stat(binary); err != nil {
-			return fmt.Errorf("the kubelet %s is missing: %w", binary, err)
-		}
+	if err := k.check(filepath.Dir(n.bin)); err != nil {
+		return err
 	}
-	n.opts.Kubelet, n.opts.StockKubelet = binary, stock
-	if stock {
-		n.opts.Gate, n.opts.Gates = false, nil
-	}
+	n.opts.Kubelet = k
 	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
 }
 
-// SetGate sets the EventedVolumeManager gate in the kubelet's configuration
-// file, as an operator would before restarting the kubelet: the kubelet
-// must be stopped, and StartKubelet starts it with the new value.
-func (n *Node) SetGate(gate bool) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.kubelet.Running() {
-		return errors.New("the kubelet is running: stop it before changing its gate")
-	}
-	if n.opts.StockKubelet && gate {
-		return errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
-	}
-	n.opts.Gate = gate
-	return os.WriteFile(n.KubeletConfig(), []byte(n.kubeletConfig()), 0o644)
-}
-
-// The series' feature gates besides EventedVolumeManager, each in its own
-// PR, for Options.Gates.
+// The feature gates the harness sets: the series', each in its own PR, and
+// upstream's EventedPLEG.
 const (
+	EventedVolumeManager = "EventedVolumeManager"
 	// RelistOnPodTermination has a pod worker relist its pod before a
 	// termination step's wait.
 	RelistOnPodTermination = "RelistOnPodTermination"
@@ -174,39 +148,156 @@ const (
 	// volumes in use change; it acts only with an API server (a cluster
 	// node).
 	VolumesInUseNodeStatusUpdate = "VolumesInUseNodeStatusUpdate"
+	EventedPLEG                  = "EventedPLEG"
 )
 
-// checkGates says why o's feature gates cannot go into the kubelet's
-// configuration: upstream's kubelet (StockKubelet) knows none of the
-// series' gates, and Gates must leave the gates of their own options alone.
-func checkGates(o Options) error {
-	if o.StockKubelet && o.Gate {
-		return errors.New("upstream's kubelet has no EventedVolumeManager gate to turn on")
-	}
-	if o.StockKubelet && len(o.Gates) > 0 {
-		return fmt.Errorf("upstream's kubelet knows none of the series' gates: it takes no Gates (%v)", o.Gates)
-	}
-	for _, name := range []string{"EventedVolumeManager", "EventedPLEG"} {
-		if _, ok := o.Gates[name]; ok {
-			return fmt.Errorf("Options.Gates names %s, which an option of its own sets", name)
+// Kubelet is a kubelet to run: upstream's (StockKubelet) or the series'
+// (SeriesKubelet), its binary and its feature gates. Upstream's kubelet
+// refuses a gate it does not know, so it has EventedPLEG alone. The zero
+// value is the series' kubelet, KubeletBinary, with every gate off.
+type Kubelet struct {
+	stock  bool
+	binary string
+	gates  map[string]bool
+}
+
+// StockKubelet is upstream's kubelet, built without the series, at binary:
+// empty means Out/bin/kubelet-stock (make kubelet-stock).
+func StockKubelet(binary string, eventedPLEG bool) Kubelet {
+	return Kubelet{stock: true, binary: binary, gates: map[string]bool{EventedPLEG: eventedPLEG}}
+}
+
+// SeriesKubelet is the series' kubelet at binary (empty means
+// KubeletBinary) with gates, the series' and EventedPLEG; a gate left out
+// is off.
+func SeriesKubelet(binary string, gates map[string]bool) Kubelet {
+	return Kubelet{binary: binary, gates: maps.Clone(gates)}
+}
+
+// ParseKubelet is the kubelet kind names, series or stock, at binary, with
+// featureGates as the kubelet's --feature-gates takes them:
+// EventedVolumeManager=true,RelistOnPodTermination=false.
+func ParseKubelet(kind, binary, featureGates string) (Kubelet, error) {
+	gates := map[string]bool{}
+	for gate := range strings.SplitSeq(featureGates, ",") {
+		if gate = strings.TrimSpace(gate); gate == "" {
+			continue
 		}
+		name, value, _ := strings.Cut(gate, "=")
+		on, err := strconv.ParseBool(value)
+		if err != nil {
+			return Kubelet{}, fmt.Errorf("feature gate %q: want Name=true or Name=false", gate)
+		}
+		gates[name] = on
+	}
+	if kind != "series" && kind != "stock" {
+		return Kubelet{}, fmt.Errorf("kubelet %q: want series or stock", kind)
+	}
+	return kubeletOf(kind == "stock", binary, gates)
+}
+
+// kubeletOf is upstream's kubelet if stock says so, else the series', at
+// binary with gates, of which upstream's takes EventedPLEG alone.
+func kubeletOf(stock bool, binary string, gates map[string]bool) (Kubelet, error) {
+	if !stock {
+		return SeriesKubelet(binary, gates), nil
+	}
+	if names := slices.Sorted(maps.Keys(gates)); len(names) > 1 || len(names) == 1 && names[0] != EventedPLEG {
+		return Kubelet{}, fmt.Errorf("upstream's kubelet knows none of the series' gates: it takes EventedPLEG alone, not %v", names)
+	}
+	return StockKubelet(binary, gates[EventedPLEG]), nil
+}
+
+// Stock reports whether k is upstream's kubelet.
+func (k Kubelet) Stock() bool { return k.stock }
+
+// Gate is the value of the feature gate name in k's configuration.
+func (k Kubelet) Gate(name string) bool { return k.gates[name] }
+
+// Binary is k's binary, given the build output out.
+func (k Kubelet) Binary(out string) string {
+	switch {
+	case k.binary != "":
+		return k.binary
+	case k.stock:
+		return filepath.Join(out, "bin", "kubelet-stock")
+	}
+	return KubeletBinary(out)
+}
+
+// check says why k cannot run, given the build output out.
+func (k Kubelet) check(out string) error {
+	if _, err := os.Stat(k.Binary(out)); err != nil {
+		return fmt.Errorf("the kubelet %s is missing: %w", k.Binary(out), err)
 	}
 	return nil
 }
 
-// featureGates is the kubelet configuration's featureGates block:
-// EventedVolumeManager, the further Gates sorted by name, then EventedPLEG.
-// Upstream's kubelet (StockKubelet) does not know the series' gates and
-// refuses to start with them, so its block has EventedPLEG alone.
-func featureGates(o Options) string {
-	gates := "featureGates:\n"
-	if !o.StockKubelet {
-		gates += fmt.Sprintf("  EventedVolumeManager: %t\n", o.Gate)
-		for _, name := range slices.Sorted(maps.Keys(o.Gates)) {
-			gates += fmt.Sprintf("  %s: %t\n", name, o.Gates[name])
-		}
+// GateNames are the gates in k's configuration, in its order: upstream's has
+// EventedPLEG alone; the series' EventedVolumeManager, its further gates
+// sorted by name, then EventedPLEG.
+func (k Kubelet) GateNames() []string {
+	if k.stock {
+		return []string{EventedPLEG}
 	}
-	return gates + fmt.Sprintf("  EventedPLEG: %t\n", o.EventedPLEG)
+	further := slices.DeleteFunc(slices.Sorted(maps.Keys(k.gates)), func(name string) bool {
+		return name == EventedVolumeManager || name == EventedPLEG
+	})
+	return append(append([]string{EventedVolumeManager}, further...), EventedPLEG)
+}
+
+// FeatureGates are k's gates as the kubelet's --feature-gates takes them.
+func (k Kubelet) FeatureGates() string {
+	var gates []string
+	for _, name := range k.GateNames() {
+		gates = append(gates, fmt.Sprintf("%s=%t", name, k.gates[name]))
+	}
+	return strings.Join(gates, ",")
+}
+
+// String is k for logs: which kubelet, and its gates.
+func (k Kubelet) String() string {
+	if k.stock {
+		return "upstream's kubelet (" + k.FeatureGates() + ")"
+	}
+	return "the series' kubelet (" + k.FeatureGates() + ")"
+}
+
+// featureGates is the kubelet configuration's featureGates block.
+func (k Kubelet) featureGates() string {
+	block := "featureGates:\n"
+	for _, name := range k.GateNames() {
+		block += fmt.Sprintf("  %s: %t\n", name, k.gates[name])
+	}
+	return block
+}
+
+// kubeletJSON is a Kubelet in JSON, without its binary, a path on the
+// machine that ran it.
+type kubeletJSON struct {
+	Stock bool            `json:"stock,omitempty"`
+	Gates map[string]bool `json:"gates"`
+}
+
+// MarshalJSON writes which kubelet k is, and every gate in its
+// configuration.
+func (k Kubelet) MarshalJSON() ([]byte, error) {
+	j := kubeletJSON{Stock: k.stock, Gates: map[string]bool{}}
+	for _, name := range k.GateNames() {
+		j.Gates[name] = k.gates[name]
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, its binary the default.
+func (k *Kubelet) UnmarshalJSON(data []byte) error {
+	var j kubeletJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	var err error
+	*k, err = kubeletOf(j.Stock, "", j.Gates)
+	return err
 }
 
 // DefaultMaxPods is the kubelet's default maxPods.
@@ -217,12 +308,4 @@ const DefaultMaxPods = 110
 // 438 to 537 s to run 1,000 pods, depending on the machine's other load.
 func PodsStartTimeout(pods int) time.Duration {
 	return max(10*time.Minute, time.Duration(pods)*time.Second)
-}
-
-// maxPods is the kubelet's maxPods: Options.MaxPods, or DefaultMaxPods.
-func (n *Node) maxPods() int {
-	if n.opts.MaxPods > 0 {
-		return n.opts.MaxPods
-	}
-	return DefaultMaxPods
 }

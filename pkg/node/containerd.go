@@ -27,62 +27,46 @@ import (
 // serves container events always, and no metrics here.
 type containerd struct{}
 
-func (containerd) name() string { return "containerd" }
-
-func (containerd) label() string { return "containerd" }
-
-func (containerd) processName() string { return "containerd" }
-
-func (containerd) streamsEvents() bool { return true }
-
-func (containerd) ports() map[int]string { return nil }
+func containerdDriver() runtimeDriver {
+	return runtimeDriver{
+		runtimeOps:    containerd{},
+		name:          "containerd",
+		label:         "containerd",
+		processName:   "containerd",
+		streamsEvents: true,
+		binaries:      []string{"containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"},
+		monitors:      func(bin string) []string { return []string{filepath.Join(bin, "containerd-shim-runc-v2")} },
+		socket:        "containerd.sock",
+	}
+}
 
 func (containerd) prepareHost(*hostState, func(string, ...any)) error { return nil }
-
-func (containerd) metricsURL() string { return "" }
-
-func (containerd) droppedEventsMetric() string { return "" }
-
-func (containerd) binaries() []string {
-	return []string{"containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"}
-}
-
-func (containerd) hostBinaries() []string { return nil }
-
-func (containerd) monitors(bin string) []string {
-	return []string{filepath.Join(bin, "containerd-shim-runc-v2")}
-}
-
-func (containerd) socket(work string) string { return filepath.Join(work, "containerd.sock") }
 
 func (containerd) command(n *Node) (string, []string) {
 	return filepath.Join(n.bin, "containerd"), []string{"--config", filepath.Join(n.work, "containerd", "config.toml")}
 }
 
-func (containerd) answers(ctx context.Context, n *Node) bool {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "version")
-	return err == nil
+// ctr runs ctr against the node's containerd, in the CRI's namespace.
+func ctr(ctx context.Context, n *Node, args ...string) error {
+	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), append([]string{"--address", n.Socket(), "-n", "k8s.io"}, args...)...)
+	return err
 }
 
-func (containerd) importImage(ctx context.Context, n *Node, archive, ref string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io",
-		"images", "import", "--platform", "linux/amd64", archive)
-	return err
+func (containerd) answers(ctx context.Context, n *Node) bool { return ctr(ctx, n, "version") == nil }
+
+func (containerd) importImage(ctx context.Context, n *Node, archive, _ string) error {
+	return ctr(ctx, n, "images", "import", "--platform", "linux/amd64", archive)
 }
 
 func (containerd) tagImage(ctx context.Context, n *Node, ref, name string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "tag", "--force", ref, name)
-	return err
+	return ctr(ctx, n, "images", "tag", "--force", ref, name)
 }
 
 // untagImage removes the name only: containerd's CRI RemoveImage would
 // remove every name of the image.
 func (containerd) untagImage(ctx context.Context, n *Node, name string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), "--address", n.Socket(), "-n", "k8s.io", "images", "rm", name)
-	return err
+	return ctr(ctx, n, "images", "rm", name)
 }
-
-func (containerd) importsOffline() bool { return false }
 
 func (containerd) configs(n *Node) map[string]string {
 	w := n.work

@@ -39,35 +39,29 @@ const conmonPath = "/usr/bin/conmon"
 // enable_pod_events: without it, its GetContainerEvents ends at once.
 type crio struct{ podEvents bool }
 
-func (crio) name() string { return "CRI-O" }
-
-func (c crio) label() string { return fmt.Sprintf("CRI-O (enable_pod_events=%t)", c.podEvents) }
-
-func (crio) processName() string { return "crio" }
-
-func (c crio) streamsEvents() bool { return c.podEvents }
-
-func (crio) ports() map[int]string { return map[int]string{CRIOMetricsPort: "CRI-O's metrics"} }
+func crioDriver(podEvents bool) runtimeDriver {
+	return runtimeDriver{
+		runtimeOps:          crio{podEvents: podEvents},
+		name:                "CRI-O",
+		label:               fmt.Sprintf("CRI-O (enable_pod_events=%t)", podEvents),
+		processName:         "crio",
+		streamsEvents:       podEvents,
+		importsOffline:      true,
+		ports:               map[int]string{CRIOMetricsPort: "CRI-O's metrics"},
+		metricsURL:          fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort),
+		droppedEventsMetric: "container_runtime_crio_containers_events_dropped_total",
+		binaries:            []string{"crio", "pinns", "crio-copyimg", "runc", "crictl"},
+		hostBinaries:        []string{conmonPath},
+		monitors:            func(string) []string { return []string{conmonPath} },
+		socket:              "crio.sock",
+	}
+}
 
 // prepareHost gives the hugetlb controller a cgroup v1 hierarchy (see
 // mountHugetlb).
 func (crio) prepareHost(h *hostState, logf func(string, ...any)) error {
 	return h.mountHugetlb(hugetlbCgroupDir, logf)
 }
-
-func (crio) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort) }
-
-func (crio) droppedEventsMetric() string {
-	return "container_runtime_crio_containers_events_dropped_total"
-}
-
-func (crio) binaries() []string { return []string{"crio", "pinns", "crio-copyimg", "runc", "crictl"} }
-
-func (crio) hostBinaries() []string { return []string{conmonPath} }
-
-func (crio) monitors(string) []string { return []string{conmonPath} }
-
-func (crio) socket(work string) string { return filepath.Join(work, "crio.sock") }
 
 func (crio) command(n *Node) (string, []string) {
 	return filepath.Join(n.bin, "crio"), []string{"--config", filepath.Join(n.work, "crio", "crio.conf")}
@@ -78,23 +72,20 @@ func (crio) answers(ctx context.Context, n *Node) bool {
 	return err == nil
 }
 
-// storageArgs point crio-copyimg at CRI-O's storage.
-func (crio) storageArgs(n *Node) []string {
+// copyimg runs crio-copyimg on CRI-O's storage.
+func copyimg(ctx context.Context, n *Node, args ...string) error {
 	d := filepath.Join(n.work, "crio")
-	return []string{"--root", filepath.Join(d, "storage"), "--runroot", filepath.Join(d, "run"),
-		"--storage-driver", "overlay", "--signature-policy", filepath.Join(d, "policy.json")}
-}
-
-func (c crio) importImage(ctx context.Context, n *Node, archive, ref string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"),
-		append(c.storageArgs(n), "--image-name", ref, "--import-from", "docker-archive:"+archive)...)
+	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"), append([]string{"--root", filepath.Join(d, "storage"),
+		"--runroot", filepath.Join(d, "run"), "--storage-driver", "overlay", "--signature-policy", filepath.Join(d, "policy.json")}, args...)...)
 	return err
 }
 
-func (c crio) tagImage(ctx context.Context, n *Node, ref, name string) error {
-	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"),
-		append(c.storageArgs(n), "--image-name", ref, "--add-name", name)...)
-	return err
+func (crio) importImage(ctx context.Context, n *Node, archive, ref string) error {
+	return copyimg(ctx, n, "--image-name", ref, "--import-from", "docker-archive:"+archive)
+}
+
+func (crio) tagImage(ctx context.Context, n *Node, ref, name string) error {
+	return copyimg(ctx, n, "--image-name", ref, "--add-name", name)
 }
 
 // untagImage removes the name through the CRI: CRI-O's RemoveImage of a
@@ -103,8 +94,6 @@ func (crio) untagImage(ctx context.Context, n *Node, name string) error {
 	_, err := n.Crictl(ctx, "rmi", name)
 	return err
 }
-
-func (crio) importsOffline() bool { return true }
 
 func (c crio) configs(n *Node) map[string]string {
 	w := n.work

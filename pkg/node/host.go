@@ -100,27 +100,20 @@ type processID struct {
 	Start uint64 `json:"start"`
 }
 
+// recordHost records the host's state in work before a Node changes it.
 func recordHost(work string, monitors []string) (*hostState, error) {
-	h := &hostState{Work: work, Sysctls: map[string]string{}, PIDs: map[string]processID{}}
-	for _, s := range Sysctls {
-		data, err := os.ReadFile(filepath.Join("/proc/sys", s))
-		if err != nil {
-			continue // not on this kernel
-		}
-		h.Sysctls[s] = strings.TrimSpace(string(data))
-	}
+	snap := TakeSnapshot()
+	h := &hostState{Work: work, Sysctls: snap.Sysctls, PIDs: map[string]processID{}, Monitors: monitors, CreatedBridge: !snap.Bridge}
 	for _, p := range HostPaths {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+		if !snap.HostPaths[p] {
 			h.CreatedPaths = append(h.CreatedPaths, p)
 		}
 	}
 	for _, c := range cgroupDirs() {
-		if _, err := os.Stat(c); err == nil {
+		if snap.Cgroups[c] {
 			h.Cgroups = append(h.Cgroups, c)
 		}
 	}
-	h.Monitors = monitors
-	h.CreatedBridge = !linkExists(CNIBridge)
 	return h, h.save()
 }
 
@@ -196,7 +189,7 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 			roots = append(roots, p)
 		}
 	}
-	for _, m := range mountsUnder(roots) {
+	for _, m := range MountsUnder(roots...) {
 		if m == h.HugetlbMount {
 			continue // after its cgroups are gone, below
 		}
@@ -298,12 +291,12 @@ func hugetlbMounted() bool {
 // being removed; one unmounted while a removed cgroup was still going away
 // lingers, so it is mounted and unmounted again until it is freed.
 func unmountHugetlb(dir string, logf func(string, ...any)) error {
-	if len(mountsUnder([]string{dir})) > 0 {
+	if len(MountsUnder(dir)) > 0 {
 		logf("unmounting the hugetlb cgroup controller from %s", dir)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if len(mountsUnder([]string{dir})) > 0 {
+		if len(MountsUnder(dir)) > 0 {
 			if err := syscall.Unmount(dir, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
 				return fmt.Errorf("unmounting the hugetlb cgroup controller at %s: %w", dir, err)
 			}
@@ -352,7 +345,7 @@ func linkExists(name string) bool {
 func othersRunning(d runtimeDriver) error {
 	names := []string{"kubelet"}
 	for _, rt := range Runtimes {
-		names = append(names, driverFor(rt, false).processName())
+		names = append(names, rt.String())
 	}
 	for _, name := range names {
 		if pids := processesNamed(name); len(pids) > 0 {
@@ -360,7 +353,7 @@ func othersRunning(d runtimeDriver) error {
 		}
 	}
 	ports := map[int]string{kubeletPort: "the kubelet", healthzPort: "the kubelet"}
-	maps.Copy(ports, d.ports())
+	maps.Copy(ports, d.ports)
 	for port, user := range ports {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
@@ -441,9 +434,6 @@ func removeCgroup(root string, timeout time.Duration) error {
 	}
 }
 
-// MountsUnder lists the mount points under any of roots, deepest first.
-func MountsUnder(roots ...string) []string { return mountsUnder(roots) }
-
 // MountIDs maps every mount point under root, and root itself, to its mount
 // ID (the first field of /proc/self/mountinfo). A volume unmounted and
 // mounted again gets a new ID. Where mounts are stacked, the last one,
@@ -486,8 +476,8 @@ func under(path, root string) bool {
 	return path == root || root == "" || strings.HasPrefix(path, root+"/")
 }
 
-// mountsUnder lists mount points under any of roots, deepest first.
-func mountsUnder(roots []string) []string {
+// MountsUnder lists the mount points under any of roots, deepest first.
+func MountsUnder(roots ...string) []string {
 	ids, err := mountIDs(roots)
 	if err != nil {
 		return nil
@@ -518,46 +508,41 @@ func unescapeMount(s string) string {
 
 // ProcessesOf lists the processes running binary.
 func ProcessesOf(binary string) []int {
-	var pids []int
-	forEachProcess(func(pid int) {
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == binary {
-			pids = append(pids, pid)
-		}
+	return processes(func(pid int) bool {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		return err == nil && exe == binary
 	})
-	return pids
 }
 
 // monitorsOf lists the processes running binary whose command line names
 // work: the monitors of one node's containers, not another's.
 func monitorsOf(binary, work string) []int {
-	var pids []int
-	for _, pid := range ProcessesOf(binary) {
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && strings.Contains(string(cmdline), work) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return slices.DeleteFunc(ProcessesOf(binary), func(pid int) bool {
+		return !strings.Contains(procFile(pid, "cmdline"), work)
+	})
 }
 
 // processesNamed lists the processes whose command name is name.
 func processesNamed(name string) []int {
+	return processes(func(pid int) bool { return strings.TrimSpace(procFile(pid, "comm")) == name })
+}
+
+// processes lists the processes match selects.
+func processes(match func(pid int) bool) []int {
 	var pids []int
-	forEachProcess(func(pid int) {
-		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == name {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && match(pid) {
 			pids = append(pids, pid)
 		}
-	})
+	}
 	return pids
 }
 
-func forEachProcess(f func(pid int)) {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			f(pid)
-		}
-	}
+// procFile is the file /proc/pid/name, or empty if it cannot be read.
+func procFile(pid int, name string) string {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+	return string(data)
 }
 
 // waitGone waits until pid has exited.
@@ -572,15 +557,7 @@ func waitGone(pid int, timeout time.Duration) {
 }
 
 // live holds the nodes that have not stopped, for HandleInterrupts.
-var live = &registry{nodes: map[*Node]bool{}}
-
-type registry struct {
-	mu    sync.Mutex
-	nodes map[*Node]bool
-}
-
-func (r *registry) add(n *Node)    { r.mu.Lock(); r.nodes[n] = true; r.mu.Unlock() }
-func (r *registry) remove(n *Node) { r.mu.Lock(); delete(r.nodes, n); r.mu.Unlock() }
+var live sync.Map // *Node -> bool
 
 // HandleInterrupts stops every running Node, restoring the host, when the
 // process gets SIGINT or SIGTERM, and then exits with status 130. The
@@ -593,17 +570,12 @@ func HandleInterrupts(logf func(string, ...any)) (stop func()) {
 		select {
 		case sig := <-ch:
 			logf("%v: stopping the node and restoring the host before exiting", sig)
-			live.mu.Lock()
-			nodes := make([]*Node, 0, len(live.nodes))
-			for n := range live.nodes {
-				nodes = append(nodes, n)
-			}
-			live.mu.Unlock()
-			for _, n := range nodes {
-				if err := n.Stop(); err != nil {
+			live.Range(func(n, _ any) bool {
+				if err := n.(*Node).Stop(); err != nil {
 					logf("%v", err)
 				}
-			}
+				return true
+			})
 			os.Exit(130)
 		case <-done:
 		}
@@ -635,7 +607,7 @@ func TakeSnapshot() Snapshot {
 	}
 	for _, p := range HostPaths {
 		_, err := os.Lstat(p)
-		s.HostPaths[p] = err == nil
+		s.HostPaths[p] = !errors.Is(err, os.ErrNotExist)
 	}
 	for _, c := range cgroupDirs() {
 		_, err := os.Stat(c)
@@ -650,30 +622,17 @@ func TakeSnapshot() Snapshot {
 // ran on it with out as its build output and work as its work directory has
 // stopped: nil if it is as it was.
 func (before Snapshot) Restored(out, work string) error {
-	var errs []error
 	now := TakeSnapshot()
-	for k, v := range before.Sysctls {
-		if now.Sysctls[k] != v {
-			errs = append(errs, fmt.Errorf("sysctl %s is %s, was %s", k, now.Sysctls[k], v))
-		}
-	}
-	for p, existed := range before.HostPaths {
-		if now.HostPaths[p] != existed {
-			errs = append(errs, fmt.Errorf("%s exists: %t, existed: %t", p, now.HostPaths[p], existed))
-		}
-	}
-	for c, existed := range before.Cgroups {
-		if now.Cgroups[c] != existed {
-			errs = append(errs, fmt.Errorf("cgroup %s exists: %t, existed: %t", c, now.Cgroups[c], existed))
-		}
-	}
+	errs := differences("sysctl %s is %s, was %s", before.Sysctls, now.Sysctls)
+	errs = append(errs, differences("%s exists: %t, existed: %t", before.HostPaths, now.HostPaths)...)
+	errs = append(errs, differences("cgroup %s exists: %t, existed: %t", before.Cgroups, now.Cgroups)...)
 	if now.Hugetlb != before.Hugetlb {
 		errs = append(errs, fmt.Errorf("the hugetlb cgroup controller is bound to cgroup v1: %t, was: %t", now.Hugetlb, before.Hugetlb))
 	}
 	if now.Bridge != before.Bridge {
 		errs = append(errs, fmt.Errorf("the bridge %s exists: %t, existed: %t", CNIBridge, now.Bridge, before.Bridge))
 	}
-	if ms := mountsUnder([]string{work, "/run/containerd"}); len(ms) > 0 {
+	if ms := MountsUnder(work, "/run/containerd"); len(ms) > 0 {
 		errs = append(errs, fmt.Errorf("still mounted: %v", ms))
 	}
 	for _, b := range Binaries {
@@ -693,4 +652,16 @@ func (before Snapshot) Restored(out, work string) error {
 		errs = append(errs, fmt.Errorf("%s remains", filepath.Join(work, stateFile)))
 	}
 	return errors.Join(errs...)
+}
+
+// differences reports every key whose value in now is not the one in
+// before, as format (key, now, before) says.
+func differences[V comparable](format string, before, now map[string]V) []error {
+	var errs []error
+	for k, v := range before {
+		if now[k] != v {
+			errs = append(errs, fmt.Errorf(format, k, now[k], v))
+		}
+	}
+	return errs
 }

@@ -32,7 +32,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -50,31 +49,15 @@ type Options struct {
 	// Out is the project's build output directory, _output: binaries are
 	// in Out/bin and images in Out/images.
 	Out string
-	// Work is the node's work directory. Empty means Out/node. Start empties
-	// it.
+	// Work is the node's work directory, emptied by Start. Empty means
+	// Out/node.
 	Work string
-	// Gate is the value of the EventedVolumeManager feature gate.
-	Gate bool
-	// Gates are further feature gates of the patched kubelet by name, such
-	// as RelistOnPodTermination: its configuration's featureGates has them
-	// after EventedVolumeManager, sorted by name. They must not name
-	// EventedVolumeManager or EventedPLEG, which Gate and EventedPLEG set.
-	Gates map[string]bool
-	// Kubelet is the kubelet binary to run. Empty means KubeletBinary(Out).
-	Kubelet string
-	// StockKubelet says the kubelet is upstream's, built without the
-	// series: its configuration leaves the series' gates out, since
-	// upstream's kubelet refuses a gate it does not know, so Gate must be
-	// false and Gates empty.
-	StockKubelet bool
-	// Runtime is the container runtime. Empty means Containerd.
+	// Kubelet is the kubelet to run, with its feature gates. The zero value
+	// is the series' kubelet, KubeletBinary(Out), with every gate off.
+	Kubelet Kubelet
+	// Runtime is the container runtime with its options. The zero value is
+	// Containerd().
 	Runtime Runtime
-	// PodEventsOff turns CRI-O's container events off (enable_pod_events =
-	// false): its GetContainerEvents then ends at once. It applies to CRI-O
-	// only.
-	PodEventsOff bool
-	// EventedPLEG is the value of the EventedPLEG feature gate.
-	EventedPLEG bool
 	// MaxPods is the kubelet's maxPods. Zero means DefaultMaxPods.
 	MaxPods int
 	// Verbosity is the kubelet's --v. Zero means DefaultVerbosity.
@@ -109,19 +92,7 @@ const KubeletEnv = "EVM_KUBELET"
 
 // KubeletBinary is the kubelet a Node runs: $EVM_KUBELET, or Out/bin/kubelet.
 func KubeletBinary(out string) string {
-	if p := os.Getenv(KubeletEnv); p != "" {
-		return p
-	}
-	return filepath.Join(out, "bin", "kubelet")
-}
-
-// kubeletBinary is the kubelet the node runs: Options.Kubelet, or
-// KubeletBinary of the build output.
-func (n *Node) kubeletBinary() string {
-	if n.opts.Kubelet != "" {
-		return n.opts.Kubelet
-	}
-	return KubeletBinary(filepath.Dir(n.bin))
+	return cmp.Or(os.Getenv(KubeletEnv), filepath.Join(out, "bin", "kubelet"))
 }
 
 // Binaries are the programs in Out/bin any Node may run: the kubelet and
@@ -129,7 +100,7 @@ func (n *Node) kubeletBinary() string {
 var Binaries = func() []string {
 	bins := []string{"kubelet"}
 	for _, rt := range Runtimes {
-		for _, b := range driverFor(rt, false).binaries() {
+		for _, b := range driverFor(rt).binaries {
 			if !slices.Contains(bins, b) {
 				bins = append(bins, b)
 			}
@@ -141,7 +112,7 @@ var Binaries = func() []string {
 // Images a Node imports, as archives in Out/images, and their references.
 var Images = map[string]string{
 	"pause.tar":   "localhost/pause:local",
-	"busybox.tar": "localhost/busybox:local",
+	"busybox.tar": BusyboxImage,
 }
 
 // BusyboxImage is the image reference test pods use.
@@ -156,11 +127,10 @@ type Node struct {
 
 	mu      sync.Mutex
 	host    *hostState
-	daemon  *Process // the container runtime
-	kubelet *Process
+	procs   [2]*Process // by Service
 	stopped bool
 	// supervised are the services restarted when they exit (Supervise).
-	supervised map[Service]bool
+	supervised [2]bool
 	// onStop run in order when the node stops, after its runtime.
 	onStop []func()
 }
@@ -184,18 +154,10 @@ func (n *Node) Supervise(services ...Service) {
 	defer n.mu.Unlock()
 	for _, s := range services {
 		n.supervised[s] = true
-		if p := n.service(s); p.Running() {
+		if p := n.procs[s]; p.Running() {
 			go n.restartOnExit(s, p)
 		}
 	}
-}
-
-// service is the running process of s, or nil.
-func (n *Node) service(s Service) *Process {
-	if s == RuntimeService {
-		return n.daemon
-	}
-	return n.kubelet
 }
 
 // OnStop adds f to what Stop runs after it stops the runtime, in the order
@@ -221,7 +183,13 @@ func (n *Node) StartDaemon(name string, args ...string) (*Process, error) {
 		return nil, fmt.Errorf("not starting %s: the node is stopping", name)
 	}
 	n.opts.Logf("starting %s", name)
-	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"), nil, filepath.Join(n.bin, name), args...)
+	return n.startProcess(name, nil, filepath.Join(n.bin, name), args...)
+}
+
+// startProcess starts binary as name, logging to name.log, and records it
+// for the host's restore.
+func (n *Node) startProcess(name string, env []string, binary string, args ...string) (*Process, error) {
+	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"), env, binary, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -236,20 +204,18 @@ func Preflight(out string, rt Runtime) error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root: it runs a container runtime, runc and a kubelet")
 	}
-	d := driverFor(rt, false)
-	if kubelet := KubeletBinary(out); kubelet != filepath.Join(out, "bin", "kubelet") {
-		if _, err := os.Stat(kubelet); err != nil {
-			return fmt.Errorf("the kubelet %s ($%s) is missing: run make with the same KUBE_VERSION first", kubelet, KubeletEnv)
-		}
-	} else if _, err := os.Stat(kubelet); err != nil {
+	if _, err := os.Stat(KubeletBinary(out)); err != nil && os.Getenv(KubeletEnv) != "" {
+		return fmt.Errorf("the kubelet %s ($%s) is missing: run make with the same KUBE_VERSION first", KubeletBinary(out), KubeletEnv)
+	} else if err != nil {
 		return fmt.Errorf("%s is missing: run make first", filepath.Join("_output", "bin", "kubelet"))
 	}
-	for _, b := range d.binaries() {
+	d := driverFor(rt)
+	for _, b := range d.binaries {
 		if _, err := os.Stat(filepath.Join(out, "bin", b)); err != nil {
 			return fmt.Errorf("%s is missing: run make and NODE_RUNTIME=%s make node-deps first", filepath.Join("_output", "bin", b), rt)
 		}
 	}
-	for _, b := range d.hostBinaries() {
+	for _, b := range d.hostBinaries {
 		if _, err := os.Stat(b); err != nil {
 			return fmt.Errorf("%s is missing: run NODE_RUNTIME=%s make node-deps (it installs it from Debian's packages)", b, rt)
 		}
@@ -262,9 +228,9 @@ func Preflight(out string, rt Runtime) error {
 	return nil
 }
 
-// Start records the host's state, then starts the container runtime,
-// imports the images and starts the kubelet, and waits until the kubelet is healthy. On
-// failure it stops whatever it started and restores the host.
+// Start records the host's state, starts the container runtime, imports the
+// images and waits until the runtime answers; StartKubelet starts the
+// kubelet. On failure Start stops whatever it started and restores the host.
 func Start(ctx context.Context, opts Options) (*Node, error) {
 	opts, err := withDefaults(opts)
 	if err != nil {
@@ -273,8 +239,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	if err := check(opts); err != nil {
 		return nil, err
 	}
-	n := &Node{opts: opts, bin: filepath.Join(opts.Out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime, opts.PodEventsOff),
-		supervised: map[Service]bool{}}
+	n := &Node{opts: opts, bin: filepath.Join(opts.Out, "bin"), work: opts.Work, runtime: driverFor(opts.Runtime)}
 	if err := recoverEarlierRun(opts.Work, opts.Logf); err != nil {
 		return nil, err
 	}
@@ -290,13 +255,11 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
-	host, err := recordHost(n.work, n.runtime.monitors(n.bin))
-	if err != nil {
+	if n.host, err = recordHost(n.work, n.runtime.monitors(n.bin)); err != nil {
 		return nil, fmt.Errorf("recording the host's state: %w", err)
 	}
-	n.host = host
-	live.add(n)
-	if err := n.runtime.prepareHost(host, opts.Logf); err == nil {
+	live.Store(n, true)
+	if err := n.runtime.prepareHost(n.host, opts.Logf); err == nil {
 		err = n.start(ctx)
 	}
 	if err != nil {
@@ -317,64 +280,54 @@ func withDefaults(opts Options) (Options, error) {
 	opts.Out = out
 	opts.Verbosity = cmp.Or(opts.Verbosity, DefaultVerbosity)
 	opts.Name = cmp.Or(opts.Name, DefaultName)
+	if opts.MaxPods <= 0 {
+		opts.MaxPods = DefaultMaxPods
+	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
-	}
-	if opts.Runtime, err = ParseRuntime(string(opts.Runtime)); err != nil {
-		return opts, err
 	}
 	opts.Work, err = filepath.Abs(cmp.Or(opts.Work, filepath.Join(out, "node")))
 	return opts, err
 }
 
-// check says what opts lacks on this host: binaries, images, the kubelet,
-// CNI plugins, or feature gates its kubelet takes.
+// check says what opts lacks on this host: binaries, images, the kubelet
+// or CNI plugins.
 func check(opts Options) error {
 	if err := Preflight(opts.Out, opts.Runtime); err != nil {
 		return err
 	}
-	if err := checkGates(opts); err != nil {
+	if err := opts.Kubelet.check(opts.Out); err != nil {
 		return err
 	}
-	if opts.Kubelet != "" {
-		if _, err := os.Stat(opts.Kubelet); err != nil {
-			return fmt.Errorf("the kubelet %s is missing: %w", opts.Kubelet, err)
-		}
+	if !opts.PodNetwork {
+		return nil
 	}
-	if opts.PodNetwork {
-		for _, p := range cniPlugins {
-			if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
-				return fmt.Errorf("the CNI plugin %s is missing: run make node-deps (Debian's containernetworking-plugins)", p)
-			}
+	for _, p := range cniPlugins {
+		if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
+			return fmt.Errorf("the CNI plugin %s is missing: run make node-deps (Debian's containernetworking-plugins)", p)
 		}
 	}
 	return nil
 }
 
+// start writes the configurations and starts the runtime, importing the
+// images before or after it as the runtime needs.
 func (n *Node) start(ctx context.Context) error {
 	if err := n.writeConfigs(); err != nil {
 		return err
 	}
-	importImages := func() error {
-		for image, ref := range Images {
-			if err := n.ImportImage(ctx, filepath.Join(n.opts.Out, "images", image), ref); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if n.runtime.importsOffline() {
-		if err := importImages(); err != nil {
+	if !n.runtime.importsOffline {
+		if err := n.StartRuntime(ctx); err != nil {
 			return err
 		}
 	}
-	if err := n.StartRuntime(ctx); err != nil {
-		return err
-	}
-	if !n.runtime.importsOffline() {
-		if err := importImages(); err != nil {
+	for image, ref := range Images {
+		if err := n.ImportImage(ctx, filepath.Join(n.opts.Out, "images", image), ref); err != nil {
 			return err
 		}
+	}
+	if n.runtime.importsOffline {
+		return n.StartRuntime(ctx)
 	}
 	return nil
 }
@@ -408,42 +361,39 @@ func (n *Node) Work() string { return n.work }
 // Name is the node's name.
 func (n *Node) Name() string { return n.opts.Name }
 
-// Gate is the value of the EventedVolumeManager gate the kubelet runs with.
-func (n *Node) Gate() bool { return n.opts.Gate }
-
 // RuntimeLabel names the runtime for reports, with its options.
-func (n *Node) RuntimeLabel() string { return n.runtime.label() }
+func (n *Node) RuntimeLabel() string { return n.runtime.label }
 
 // StreamsEvents reports whether the runtime serves CRI container events:
 // containerd does, CRI-O only with enable_pod_events.
-func (n *Node) StreamsEvents() bool { return n.runtime.streamsEvents() }
+func (n *Node) StreamsEvents() bool { return n.runtime.streamsEvents }
 
 // RuntimeDroppedEvents returns how many container events the runtime
 // dropped, from its own metrics, and false if it counts none.
 func (n *Node) RuntimeDroppedEvents(ctx context.Context) (float64, bool, error) {
-	name := n.runtime.droppedEventsMetric()
+	name := n.runtime.droppedEventsMetric
 	if name == "" {
 		return 0, false, nil
 	}
-	body, err := HTTPGet(ctx, n.runtime.metricsURL())
+	body, err := HTTPGet(ctx, n.runtime.metricsURL)
 	if err != nil {
-		return 0, false, fmt.Errorf("scraping %s's metrics: %w", n.runtime.name(), err)
+		return 0, false, fmt.Errorf("scraping %s's metrics: %w", n.runtime.name, err)
 	}
 	m, err := ParseMetrics(body)
 	if err != nil {
 		return 0, false, err
 	}
 	if !m.Has(name) {
-		return 0, false, fmt.Errorf("%s serves no %s", n.runtime.name(), name)
+		return 0, false, fmt.Errorf("%s serves no %s", n.runtime.name, name)
 	}
 	return m.Sum(name), true, nil
 }
 
 // RuntimeProcessName is the runtime daemon's command name.
-func (n *Node) RuntimeProcessName() string { return n.runtime.processName() }
+func (n *Node) RuntimeProcessName() string { return n.runtime.processName }
 
 // Socket is the container runtime's CRI socket.
-func (n *Node) Socket() string { return n.runtime.socket(n.work) }
+func (n *Node) Socket() string { return filepath.Join(n.work, n.runtime.socket) }
 
 // KubeletRoot is the kubelet's --root-dir.
 func (n *Node) KubeletRoot() string { return filepath.Join(n.work, "kubelet", "root") }
@@ -461,41 +411,86 @@ func (n *Node) KubeletKubeconfig() string {
 // HostPathDir is a directory pods may mount with a hostPath volume.
 func (n *Node) HostPathDir() string { return filepath.Join(n.work, "hostpath") }
 
+// RuntimePIDFile holds the process ID of the running container runtime.
+func (n *Node) RuntimePIDFile() string { return filepath.Join(n.work, "runtime.pid") }
+
+// KubeletPIDFile holds the process ID of the running kubelet.
+func (n *Node) KubeletPIDFile() string { return filepath.Join(n.work, "kubelet.pid") }
+
 // StartRuntime starts the container runtime and waits until it answers.
 func (n *Node) StartRuntime(ctx context.Context) error {
+	return n.startService(ctx, RuntimeService, 30*time.Second, n.runtime.processName+"'s socket", func() bool {
+		return n.runtime.answers(ctx, n)
+	})
+}
+
+// StartKubelet starts the kubelet and waits until it reports healthy.
+func (n *Node) StartKubelet(ctx context.Context) error {
+	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthzPort)
+	return n.startService(ctx, KubeletService, 60*time.Second, "the kubelet's healthz", func() bool {
+		body, err := HTTPGet(ctx, healthz)
+		return err == nil && string(body) == "ok"
+	})
+}
+
+// startService starts s, writes its PID file, restarts it on exit if it is
+// supervised, and waits until ok holds.
+func (n *Node) startService(ctx context.Context, s Service, timeout time.Duration, what string, ok func() bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stopped {
 		return errors.New("the node is stopped")
 	}
-	if n.daemon.Running() {
-		return fmt.Errorf("%s is already running", n.runtime.processName())
+	name, pidFile := n.runtime.processName, n.RuntimePIDFile()
+	if s == KubeletService {
+		name, pidFile = "kubelet", n.KubeletPIDFile()
 	}
-	name := n.runtime.processName()
-	n.opts.Logf("starting %s", n.runtime.label())
-	binary, args := n.runtime.command(n)
-	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"),
-		[]string{"PATH=" + n.bin + ":" + os.Getenv("PATH")}, binary, args...)
+	if n.procs[s].Running() {
+		return fmt.Errorf("%s is already running", name)
+	}
+	binary, args, env := n.command(s)
+	p, err := n.startProcess(name, env, binary, args...)
 	if err != nil {
 		return err
 	}
-	n.daemon = p
-	n.host.notePID(name, p.PID())
-	if err := writePIDFile(n.RuntimePIDFile(), p); err != nil {
+	n.procs[s] = p
+	if err := writePIDFile(pidFile, p); err != nil {
 		return err
 	}
-	if n.supervised[RuntimeService] {
-		go n.restartOnExit(RuntimeService, p)
+	if n.supervised[s] {
+		go n.restartOnExit(s, p)
 	}
 	n.mu.Unlock()
 	defer n.mu.Lock()
-	return WaitFor(ctx, 30*time.Second, p, name+"'s socket", func() bool {
-		return n.runtime.answers(ctx, n)
-	})
+	return WaitFor(ctx, timeout, p, what, ok)
 }
 
-// RuntimePIDFile holds the process ID of the running container runtime.
-func (n *Node) RuntimePIDFile() string { return filepath.Join(n.work, "runtime.pid") }
+// command is how s starts, which it logs.
+func (n *Node) command(s Service) (binary string, args, env []string) {
+	if s == RuntimeService {
+		n.opts.Logf("starting %s", n.runtime.label)
+		binary, args = n.runtime.command(n)
+		return binary, args, []string{"PATH=" + n.bin + ":" + os.Getenv("PATH")}
+	}
+	if n.supervised[KubeletService] {
+		n.opts.Logf("starting the kubelet (its gates as %s says)", filepath.Base(n.KubeletConfig()))
+	} else {
+		n.opts.Logf("starting %s", n.opts.Kubelet)
+	}
+	args = []string{
+		"--config", n.KubeletConfig(),
+		"--root-dir", n.KubeletRoot(),
+		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
+		"--hostname-override", n.opts.Name,
+		fmt.Sprintf("--v=%d", n.opts.Verbosity),
+	}
+	if _, err := os.Stat(n.KubeletKubeconfig()); err == nil {
+		// No --node-ip: the kubelet refuses a loopback node IP, and takes
+		// the host's default-route address.
+		args = append(args, "--kubeconfig", n.KubeletKubeconfig())
+	}
+	return n.opts.Kubelet.Binary(filepath.Dir(n.bin)), args, nil
+}
 
 // restartOnExit starts s again a second after its process p exits, unless
 // the node is stopping or s's process is no longer p by then: another
@@ -504,14 +499,14 @@ func (n *Node) restartOnExit(s Service, p *Process) {
 	<-p.done
 	time.Sleep(time.Second)
 	n.mu.Lock()
-	restart := !n.stopped && n.service(s) == p
+	restart := !n.stopped && n.procs[s] == p
 	n.mu.Unlock()
+	if !restart {
+		return
+	}
 	start := n.StartRuntime
 	if s == KubeletService {
 		start = n.StartKubelet
-	}
-	if !restart {
-		return
 	}
 	n.opts.Logf("%s exited (%v): starting it again", p.name, p.err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -543,103 +538,38 @@ func writePIDFile(path string, p *Process) error {
 func (n *Node) KillRuntime() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.daemon.Running() {
-		return fmt.Errorf("%s is not running", n.runtime.processName())
+	p := n.procs[RuntimeService]
+	if !p.Running() {
+		return fmt.Errorf("%s is not running", n.runtime.processName)
 	}
-	n.opts.Logf("killing %s (pid %d)", n.daemon.name, n.daemon.PID())
-	n.daemon.Stop(syscall.SIGKILL, 0)
+	n.opts.Logf("killing %s (pid %d)", p.name, p.PID())
+	p.Stop(syscall.SIGKILL, 0)
 	return nil
 }
 
-// RuntimePID is the container runtime's process ID, or 0.
-func (n *Node) RuntimePID() int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if !n.daemon.Running() {
-		return 0
-	}
-	return n.daemon.PID()
-}
-
-// StartKubelet starts the kubelet and waits until it reports healthy.
-func (n *Node) StartKubelet(ctx context.Context) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
-		return errors.New("the node is stopped")
-	}
-	if n.kubelet.Running() {
-		return errors.New("the kubelet is already running")
-	}
-	switch {
-	case n.opts.StockKubelet:
-		n.opts.Logf("starting upstream's kubelet (no EventedVolumeManager gate)")
-	case n.supervised[KubeletService]:
-		n.opts.Logf("starting the kubelet (its gates as %s says)", filepath.Base(n.KubeletConfig()))
-	default:
-		gates := fmt.Sprintf("EventedVolumeManager=%t", n.opts.Gate)
-		for _, name := range slices.Sorted(maps.Keys(n.opts.Gates)) {
-			gates += fmt.Sprintf(", %s=%t", name, n.opts.Gates[name])
-		}
-		n.opts.Logf("starting the kubelet (%s)", gates)
-	}
-	args := []string{
-		"--config", n.KubeletConfig(),
-		"--root-dir", n.KubeletRoot(),
-		"--cert-dir", filepath.Join(n.work, "kubelet", "pki"),
-		"--hostname-override", n.opts.Name,
-		fmt.Sprintf("--v=%d", n.opts.Verbosity),
-	}
-	if _, err := os.Stat(n.KubeletKubeconfig()); err == nil {
-		// No --node-ip: the kubelet refuses a loopback node IP, and takes
-		// the host's default-route address.
-		args = append(args, "--kubeconfig", n.KubeletKubeconfig())
-	}
-	p, err := startProcess("kubelet", n.KubeletLog(), nil, n.kubeletBinary(), args...)
-	if err != nil {
-		return err
-	}
-	n.kubelet = p
-	n.host.notePID("kubelet", p.PID())
-	if err := writePIDFile(n.KubeletPIDFile(), p); err != nil {
-		return err
-	}
-	if n.supervised[KubeletService] {
-		go n.restartOnExit(KubeletService, p)
-	}
-	n.mu.Unlock()
-	defer n.mu.Lock()
-	healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", healthzPort)
-	return WaitFor(ctx, 60*time.Second, p, "the kubelet's healthz", func() bool {
-		body, err := HTTPGet(ctx, healthz)
-		return err == nil && string(body) == "ok"
-	})
-}
-
-// KubeletPIDFile holds the process ID of the running kubelet.
-func (n *Node) KubeletPIDFile() string { return filepath.Join(n.work, "kubelet.pid") }
-
 // StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s). Its pods
-// keep running. With Options.RestartKubelet, a kubelet stopped here is not
-// started again.
+// keep running. A kubelet stopped here is not restarted (Supervise).
 func (n *Node) StopKubelet() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.kubelet.Running() {
-		n.opts.Logf("stopping the kubelet (pid %d)", n.kubelet.PID())
-		n.kubelet.Stop(syscall.SIGTERM, 10*time.Second)
+	if p := n.procs[KubeletService]; p.Running() {
+		n.opts.Logf("stopping the kubelet (pid %d)", p.PID())
+		p.Stop(syscall.SIGTERM, 10*time.Second)
 	}
-	n.kubelet = nil
+	n.procs[KubeletService] = nil
 }
 
 // KubeletPID is the kubelet's process ID, or 0.
-func (n *Node) KubeletPID() int {
+func (n *Node) KubeletPID() int { return n.pid(KubeletService) }
+
+// pid is s's process ID, or 0.
+func (n *Node) pid(s Service) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.kubelet.Running() {
+	if !n.procs[s].Running() {
 		return 0
 	}
-	return n.kubelet.PID()
+	return n.procs[s].PID()
 }
 
 // Stop stops the kubelet, removes every pod sandbox, stops the runtime and
@@ -651,12 +581,10 @@ func (n *Node) Stop() error {
 		return nil
 	}
 	n.stopped = true
-	defer live.remove(n)
+	defer live.Delete(n)
 	n.opts.Logf("stopping the node and restoring the host")
-	if n.kubelet.Running() {
-		n.kubelet.Stop(syscall.SIGTERM, 10*time.Second)
-	}
-	if n.daemon.Running() {
+	n.procs[KubeletService].Stop(syscall.SIGTERM, 10*time.Second)
+	if daemon := n.procs[RuntimeService]; daemon.Running() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		// crictl's default 2s per call is too short to stop 100 sandboxes
 		// at once on two cores.
@@ -665,7 +593,7 @@ func (n *Node) Stop() error {
 			n.opts.Logf("removing the pod sandboxes (the host's restore stops what is left): %s", firstLines(err.Error(), 3))
 		}
 		cancel()
-		n.daemon.Stop(syscall.SIGTERM, 10*time.Second)
+		daemon.Stop(syscall.SIGTERM, 10*time.Second)
 	}
 	for _, f := range n.onStop {
 		f()
@@ -729,5 +657,5 @@ func WaitFor(ctx context.Context, timeout time.Duration, p *Process, what string
 
 // HTTPGet fetches url and returns the body of a 200 answer.
 func HTTPGet(ctx context.Context, url string) ([]byte, error) {
-	return get(ctx, http.DefaultClient, url)
+	return do(ctx, http.DefaultClient, http.MethodGet, url, nil)
 }

@@ -18,7 +18,10 @@ package node
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -284,6 +287,204 @@ func TestPodsStartTimeout(t *testing.T) {
 	} {
 		if got := PodsStartTimeout(tc.pods); got != tc.want {
 			t.Errorf("PodsStartTimeout(%d) = %v, want %v", tc.pods, got, tc.want)
+		}
+	}
+}
+
+// TestSetKubelet flips the series' kubelet's gate and swaps it for
+// upstream's and back: upstream's configuration has none of the series'
+// gates. A missing binary or a running kubelet is refused.
+func TestSetKubelet(t *testing.T) {
+	work := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stock, series := filepath.Join(work, "kubelet-stock"), filepath.Join(work, "kubelet-series")
+	for _, b := range []string{stock, series} {
+		if err := os.WriteFile(b, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := &Node{opts: Options{Kubelet: SeriesKubelet(series, map[string]bool{RelistOnPodTermination: true}), Logf: t.Logf},
+		work: work, runtime: driverFor(Containerd())}
+	for _, k := range []Kubelet{
+		SeriesKubelet(series, map[string]bool{EventedVolumeManager: true}),
+		SeriesKubelet(series, nil),
+		StockKubelet(stock, false),
+		SeriesKubelet(series, map[string]bool{EventedVolumeManager: true, EventedPLEG: true}),
+	} {
+		if err := n.SetKubelet(k); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(n.KubeletConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if binary, _, _ := n.command(KubeletService); !strings.HasSuffix(string(data), k.featureGates()) || binary != k.binary {
+			t.Errorf("SetKubelet(%s): binary %s, configuration\n%s", k, binary, data)
+		}
+	}
+	if err := n.SetKubelet(StockKubelet(filepath.Join(work, "missing"), false)); err == nil {
+		t.Error("SetKubelet with a missing binary: no error")
+	}
+	p, err := startProcess("sleep", filepath.Join(t.TempDir(), "sleep.log"), nil, "sleep", "60")
+	if err != nil {
+		t.Skipf("cannot start sleep: %v", err)
+	}
+	defer p.Stop(9, 0)
+	n.procs[KubeletService] = p
+	if err := n.SetKubelet(StockKubelet(stock, false)); err == nil {
+		t.Error("SetKubelet with the kubelet running: no error")
+	}
+}
+
+func TestParseMountIDs(t *testing.T) {
+	// Fields: mount ID, parent ID, major:minor, root, mount point, ...
+	const mountinfo = `21 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw
+30 21 0:5 / /var/lib/kubelet rw shared:2 - tmpfs tmpfs rw
+31 30 0:6 / /var/lib/kubelet/pods/a/volumes/x rw - tmpfs tmpfs rw
+32 30 0:7 / /var/lib/kubelet/pods/a/volumes/my\040vol rw - tmpfs tmpfs rw
+33 30 0:8 / /var/lib/kubeletx rw - tmpfs tmpfs rw
+34 31 0:9 / /var/lib/kubelet/pods/a/volumes/x rw - tmpfs tmpfs rw
+`
+	for _, tc := range []struct {
+		name  string
+		roots []string
+		want  map[string]string
+	}{
+		{name: "the root itself and everything under it", roots: []string{"/var/lib/kubelet"}, want: map[string]string{
+			"/var/lib/kubelet": "30", "/var/lib/kubelet/pods/a/volumes/x": "34", "/var/lib/kubelet/pods/a/volumes/my vol": "32",
+		}},
+		{name: "a trailing slash", roots: []string{"/var/lib/kubelet/pods/a/"}, want: map[string]string{
+			"/var/lib/kubelet/pods/a/volumes/x": "34", "/var/lib/kubelet/pods/a/volumes/my vol": "32",
+		}},
+		{name: "/ holds every mount", roots: []string{"/"}, want: map[string]string{
+			"/": "21", "/var/lib/kubelet": "30", "/var/lib/kubelet/pods/a/volumes/x": "34",
+			"/var/lib/kubelet/pods/a/volumes/my vol": "32", "/var/lib/kubeletx": "33",
+		}},
+		{name: "several roots", roots: []string{"/var/lib/kubeletx", "/var/lib/kubelet/pods/a/volumes/my vol"}, want: map[string]string{
+			"/var/lib/kubeletx": "33", "/var/lib/kubelet/pods/a/volumes/my vol": "32",
+		}},
+		{name: "nothing mounted there", roots: []string{"/srv"}, want: map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parseMountIDs(mountinfo, tc.roots); !maps.Equal(got, tc.want) {
+				t.Errorf("parseMountIDs(%q) = %v, want %v", tc.roots, got, tc.want)
+			}
+		})
+	}
+	if ids, err := MountIDs("/"); err != nil || ids["/"] == "" || len(ids) < 2 {
+		t.Errorf("MountIDs(\"/\") = %v, %v; want / and the mounts under it (/proc at least)", ids, err)
+	}
+}
+
+func TestKubeletBinary(t *testing.T) {
+	out := t.TempDir()
+	tests := []struct {
+		name, env, want string
+	}{
+		{name: "the series' base release", want: filepath.Join(out, "bin", "kubelet")},
+		{name: "another release's kubelet", env: "/some/kubelet-v1.37.2", want: "/some/kubelet-v1.37.2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(KubeletEnv, tc.env)
+			if got := KubeletBinary(out); got != tc.want || (Kubelet{}).Binary(out) != tc.want {
+				t.Errorf("KubeletBinary() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := StockKubelet("", false).Binary(out); got != filepath.Join(out, "bin", "kubelet-stock") {
+		t.Errorf("upstream's kubelet is %s by default, want make kubelet-stock's", got)
+	}
+}
+
+// TestFeatureGates: upstream's kubelet gets none of the series' gates, the
+// patched one always gets EventedVolumeManager's value, then its further
+// gates sorted by name; upstream's kubelet refuses to take any.
+func TestFeatureGates(t *testing.T) {
+	for _, tc := range []struct {
+		kind, gates string
+		want        string
+	}{
+		{kind: "series", want: "featureGates:\n  EventedVolumeManager: false\n  EventedPLEG: false\n"},
+		{kind: "series", gates: "EventedVolumeManager=true, EventedPLEG=true", want: "featureGates:\n  EventedVolumeManager: true\n  EventedPLEG: true\n"},
+		{kind: "stock", want: "featureGates:\n  EventedPLEG: false\n"},
+		{kind: "stock", gates: "EventedPLEG=true", want: "featureGates:\n  EventedPLEG: true\n"},
+		{kind: "series", gates: "VolumesInUseNodeStatusUpdate=true,EventedVolumeManager=true,RelistOnPodTermination=true",
+			want: "featureGates:\n  EventedVolumeManager: true\n  RelistOnPodTermination: true\n  VolumesInUseNodeStatusUpdate: true\n  EventedPLEG: false\n"},
+		{kind: "series", gates: "VolumesInUseNodeStatusUpdate=true,RelistOnPodTermination=false",
+			want: "featureGates:\n  EventedVolumeManager: false\n  RelistOnPodTermination: false\n  VolumesInUseNodeStatusUpdate: true\n  EventedPLEG: false\n"},
+		{kind: "stock", gates: "EventedVolumeManager=false"},
+		{kind: "stock", gates: "EventedPLEG=true,RelistOnPodTermination=false"},
+		{kind: "series", gates: "EventedVolumeManager"},
+		{kind: "upstream"},
+	} {
+		k, err := ParseKubelet(tc.kind, "", tc.gates)
+		if (err != nil) != (tc.want == "") || err == nil && k.featureGates() != tc.want {
+			t.Errorf("ParseKubelet(%s, %q) = %q, %v; want %q", tc.kind, tc.gates, k.featureGates(), err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		var back Kubelet
+		data, err := json.Marshal(k)
+		if err != nil || json.Unmarshal(data, &back) != nil || back.featureGates() != tc.want || back.Stock() != k.Stock() {
+			t.Errorf("%s in JSON, %s, reads back as %s", k, data, back)
+		}
+	}
+	if err := json.Unmarshal([]byte(`{"stock": true, "gates": {"EventedVolumeManager": false}}`), new(Kubelet)); err == nil {
+		t.Error("upstream's kubelet with the series' gate read from JSON")
+	}
+}
+
+func TestRuntimeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		env, events string
+		args        []string
+		want        Runtime
+		wantErr     bool
+	}{
+		{name: "defaults", want: Containerd()},
+		{name: "env", env: "crio", events: "false", want: CRIO(false)},
+		{name: "flags override env", env: "crio", events: "false", args: []string{"-runtime", "containerd", "-crio-pod-events"}, want: Containerd()},
+		{name: "CRI-O's events from the env", events: "false", args: []string{"-runtime", "crio"}, want: CRIO(false)},
+		{name: "unknown runtime", args: []string{"-runtime", "docker"}, wantErr: true},
+		{name: "bad env", events: "maybe", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(RuntimeEnv, tc.env)
+			t.Setenv(PodEventsEnv, tc.events)
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			runtime := RuntimeFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			rt, err := runtime()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want an error: %t", err, tc.wantErr)
+			}
+			if err == nil && rt != tc.want {
+				t.Errorf("got %s, want %s", rt.Label(), tc.want.Label())
+			}
+		})
+	}
+}
+
+func TestFirstLines(t *testing.T) {
+	long := strings.Repeat("x", 400)
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{"one", "one"},
+		{"a\nb\nc", "a\nb\nc"},
+		{"a\nb\nc\nd\ne", "a\nb\nc\n... (2 more lines)"},
+		{long, strings.Repeat("x", 300) + "... (100 more bytes)"},
+	} {
+		if got := firstLines(tc.in, 3); got != tc.want {
+			t.Errorf("firstLines(%.20q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -24,18 +25,27 @@ import (
 	"strconv"
 )
 
-// Runtime names a container runtime a Node can run.
-type Runtime string
+// Runtime is a container runtime a Node runs, with its options:
+// Containerd(), the zero value, or CRIO with its container events on or off.
+type Runtime struct{ crio, podEvents bool }
 
-const (
-	// Containerd is containerd with runc, from make node-deps: the default.
-	Containerd Runtime = "containerd"
-	// CRIO is CRI-O with conmon and runc, from make node-deps.
-	CRIO Runtime = "crio"
-)
+// Containerd is containerd with runc, from make node-deps: the default.
+func Containerd() Runtime { return Runtime{} }
+
+// CRIO is CRI-O with conmon and runc, from make node-deps; podEvents is its
+// enable_pod_events: without it, its GetContainerEvents ends at once.
+func CRIO(podEvents bool) Runtime { return Runtime{crio: true, podEvents: podEvents} }
 
 // Runtimes are the runtimes a Node can run.
-var Runtimes = []Runtime{Containerd, CRIO}
+var Runtimes = []Runtime{Containerd(), CRIO(true)}
+
+// String is rt's name as NODE_RUNTIME takes it, its daemon's: containerd or
+// crio.
+func (rt Runtime) String() string { return driverFor(rt).processName }
+
+// Label names rt for reports, with its options: containerd, or CRI-O with
+// its enable_pod_events setting.
+func (rt Runtime) Label() string { return driverFor(rt).label }
 
 // RuntimeEnv and PodEventsEnv are the environment variables RuntimeFromEnv
 // reads: NODE_RUNTIME=containerd|crio, and NODE_CRIO_POD_EVENTS=true|false,
@@ -46,99 +56,84 @@ const (
 )
 
 // RuntimeFromEnv returns the runtime NODE_RUNTIME names (containerd if it is
-// empty), and whether NODE_CRIO_POD_EVENTS turns CRI-O's container events off.
-func RuntimeFromEnv() (rt Runtime, podEventsOff bool, err error) {
-	rt, err = ParseRuntime(os.Getenv(RuntimeEnv))
-	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", RuntimeEnv, err)
-	}
-	if v := os.Getenv(PodEventsEnv); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return "", false, fmt.Errorf("%s=%q: want true or false", PodEventsEnv, v)
-		}
-		podEventsOff = !on
-	}
-	return rt, podEventsOff, nil
+// empty), CRI-O with the events NODE_CRIO_POD_EVENTS says.
+func RuntimeFromEnv() (Runtime, error) {
+	return RuntimeFlags(flag.NewFlagSet("", flag.ContinueOnError))()
 }
 
 // RuntimeFlags registers -runtime and -crio-pod-events on fs, their
 // defaults from NODE_RUNTIME and NODE_CRIO_POD_EVENTS. After fs is parsed,
-// the returned function gives the runtime and whether CRI-O's events are
-// off.
-func RuntimeFlags(fs *flag.FlagSet) func() (Runtime, bool, error) {
-	rt, eventsOff, envErr := RuntimeFromEnv()
-	name := fs.String("runtime", string(rt), "the container runtime: containerd or crio (default from $"+RuntimeEnv+")")
-	podEvents := fs.Bool("crio-pod-events", !eventsOff, "CRI-O's enable_pod_events (default from $"+PodEventsEnv+")")
-	return func() (Runtime, bool, error) {
-		if envErr != nil {
-			return "", false, envErr
+// the returned function gives the runtime they name.
+func RuntimeFlags(fs *flag.FlagSet) func() (Runtime, error) {
+	podEventsEnv, envErr := true, error(nil)
+	if v := os.Getenv(PodEventsEnv); v != "" {
+		if podEventsEnv, envErr = strconv.ParseBool(v); envErr != nil {
+			envErr = fmt.Errorf("%s=%q: want true or false", PodEventsEnv, v)
 		}
-		rt, err := ParseRuntime(*name)
-		return rt, !*podEvents, err
+	}
+	name := fs.String("runtime", cmp.Or(os.Getenv(RuntimeEnv), "containerd"), "the container runtime: containerd or crio (default from $"+RuntimeEnv+")")
+	podEvents := fs.Bool("crio-pod-events", podEventsEnv, "CRI-O's enable_pod_events (default from $"+PodEventsEnv+")")
+	return func() (Runtime, error) {
+		switch {
+		case envErr != nil:
+			return Runtime{}, envErr
+		case *name == "containerd":
+			return Containerd(), nil
+		case *name == "crio":
+			return CRIO(*podEvents), nil
+		}
+		return Runtime{}, fmt.Errorf("unknown container runtime %q (-runtime, $%s): want one of %v", *name, RuntimeEnv, Runtimes)
 	}
 }
-
-// ParseRuntime parses a runtime's name; empty means Containerd.
-func ParseRuntime(s string) (Runtime, error) {
-	if s == "" {
-		return Containerd, nil
-	}
-	if _, ok := drivers[Runtime(s)]; !ok {
-		return "", fmt.Errorf("unknown container runtime %q: want one of %v", s, Runtimes)
-	}
-	return Runtime(s), nil
-}
-
-// RuntimeLabel names the runtime for reports, with its options: containerd,
-// or CRI-O with its enable_pod_events setting.
-func (o Options) RuntimeLabel() string { return driverFor(o.Runtime, o.PodEventsOff).label() }
 
 // RuntimeNameOf is the short name (containerd, CRI-O) of the runtime a
-// RuntimeLabel names, or label itself if no runtime has it.
+// Label names, or label itself if no runtime has it.
 func RuntimeNameOf(label string) string {
-	for _, rt := range Runtimes {
-		for _, eventsOff := range []bool{false, true} {
-			if d := driverFor(rt, eventsOff); d.label() == label {
-				return d.name()
-			}
+	for _, rt := range []Runtime{Containerd(), CRIO(true), CRIO(false)} {
+		if d := driverFor(rt); d.label == label {
+			return d.name
 		}
 	}
 	return label
 }
 
-// runtimeDriver is what differs between the runtimes a Node runs; each
-// runtime's driver is in a file of its own.
-type runtimeDriver interface {
+// runtimeDriver is what differs between the runtimes a Node runs: its
+// traits here, its behaviour in runtimeOps. Each runtime's driver is in a
+// file of its own.
+type runtimeDriver struct {
+	runtimeOps
 	// name is its short name for reports; label adds its options.
-	name() string
-	label() string
-	// streamsEvents reports whether it serves CRI container events.
-	streamsEvents() bool
+	name, label string
+	// processName is the daemon's command name, as the kubelet's
+	// --container-runtime-process-name and NODE_RUNTIME take it.
+	processName string
+	// streamsEvents is set if it serves CRI container events.
+	streamsEvents bool
+	// importsOffline is set if images are imported before the daemon
+	// starts (into its store on disk) rather than through it.
+	importsOffline bool
 	// ports are the host ports it listens on, with what for.
-	ports() map[int]string
+	ports map[int]string
+	// droppedEventsMetric, served at metricsURL, counts the container
+	// events it dropped; both are empty if it has none.
+	metricsURL, droppedEventsMetric string
+	// binaries are the programs it needs in Out/bin; hostBinaries those
+	// from Debian's packages.
+	binaries, hostBinaries []string
+	// monitors are the per-container processes it leaves running when it
+	// dies (shims, conmon), by executable, given Out/bin.
+	monitors func(bin string) []string
+	// socket is its CRI socket's name in the work directory.
+	socket string
+}
+
+// runtimeOps is how a runtime is set up, started and given images.
+type runtimeOps interface {
 	// prepareHost changes what it needs of the host, recording it in h,
 	// which restores it.
 	prepareHost(h *hostState, logf func(string, ...any)) error
-	// droppedEventsMetric is the metric, served at metricsURL, that counts
-	// the container events it dropped; both are empty if it has none.
-	metricsURL() string
-	droppedEventsMetric() string
-	// processName is the daemon's command name, as the kubelet's
-	// --container-runtime-process-name takes it.
-	processName() string
-	// binaries are the programs it needs in Out/bin.
-	binaries() []string
-	// hostBinaries are the programs it needs from Debian's packages.
-	hostBinaries() []string
-	// monitors are the per-container processes it leaves running when it
-	// dies (shims, conmon), by executable.
-	monitors(bin string) []string
-	// socket is its CRI socket in the work directory.
-	socket(work string) string
 	// configs are the files to write before it starts, by path.
 	configs(n *Node) map[string]string
-	// command is how it starts.
 	command(n *Node) (binary string, args []string)
 	// answers reports whether it serves requests.
 	answers(ctx context.Context, n *Node) bool
@@ -147,23 +142,12 @@ type runtimeDriver interface {
 	importImage(ctx context.Context, n *Node, archive, ref string) error
 	tagImage(ctx context.Context, n *Node, ref, name string) error
 	untagImage(ctx context.Context, n *Node, name string) error
-	// importsOffline is set if images are imported before the daemon
-	// starts (into its store on disk) rather than through it.
-	importsOffline() bool
 }
 
-// drivers are the runtimes' drivers, by runtime, given whether CRI-O's
-// container events are off.
-var drivers = map[Runtime]func(podEventsOff bool) runtimeDriver{
-	Containerd: func(bool) runtimeDriver { return containerd{} },
-	CRIO:       func(podEventsOff bool) runtimeDriver { return crio{podEvents: !podEventsOff} },
-}
-
-// driverFor returns the driver of rt with its options; an unknown rt gets
-// the default's.
-func driverFor(rt Runtime, podEventsOff bool) runtimeDriver {
-	if d, ok := drivers[rt]; ok {
-		return d(podEventsOff)
+// driverFor returns the driver of rt with its options.
+func driverFor(rt Runtime) runtimeDriver {
+	if rt.crio {
+		return crioDriver(rt.podEvents)
 	}
-	return containerd{}
+	return containerdDriver()
 }

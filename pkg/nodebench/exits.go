@@ -26,17 +26,14 @@ import (
 )
 
 // ExitStep is a stretch of an exiting pod's way from its container's exit
-// to its last volume torn down, between two of the kubelet's log lines (or
-// the runtime's finishedAt and one).
+// to its last volume torn down, between two of the kubelet's log lines From
+// and To (or, From containerExit, the runtime's finishedAt). Key names it in
+// JSON, Name in reports.
 type ExitStep struct {
-	// Key names the step in JSON, Name in reports.
 	Key, Name string
-	// From and To are the step's ends; a negative From is the container's
-	// finishedAt, as the runtime reports it.
-	From, To kubeletlog.ExitPhase
+	From, To  kubeletlog.ExitPhase
 }
 
-// containerExit is From of a step that starts at the container's exit.
 const containerExit kubeletlog.ExitPhase = -1
 
 // ExitSteps are the steps the report shows, in order. The runtime's event
@@ -95,10 +92,9 @@ type CrashLoopCost struct {
 const crashLoopAfter = 2 * time.Second
 
 // measureCrashLoop adds pods whose container exits 1 every crashLoopAfter
-// (restartPolicy Always), lets them crash a first time, and measures over
-// window the containers the kubelet starts, its single-pod relists and its
-// CPU. The watcher requests a relist on every container stop, not only on
-// the stops that end a pod: this is what that costs.
+// (restartPolicy Always) and measures over window what they cost: the
+// watcher requests a relist on every container stop, not only on those that
+// end a pod.
 func measureCrashLoop(ctx context.Context, n *node.Node, pods int, window time.Duration, logf func(string, ...any)) (*CrashLoopCost, error) {
 	logf("adding %d crash-looping pods (a container that exits 1 after %v, restartPolicy Always); measuring %v", pods, crashLoopAfter, window)
 	for i := range pods {
@@ -111,32 +107,24 @@ func measureCrashLoop(ctx context.Context, n *node.Node, pods int, window time.D
 	if err := sleep(ctx, 30*time.Second); err != nil {
 		return nil, err
 	}
-	before, err := n.Metrics(ctx)
+	var before, after node.Metrics
+	s, err := paced(ctx, n, 1, window, func(int) (err error) {
+		before, err = n.Metrics(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	s, err := sampleCPU(n, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := sleep(ctx, window); err != nil {
-		return nil, err
-	}
-	after, err := n.Metrics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e, err := sampleCPU(n, nil)
-	if err != nil {
+	if after, err = n.Metrics(ctx); err != nil {
 		return nil, err
 	}
 	const started, relists = "kubelet_started_containers_total", "kubelet_pleg_pod_relist_duration_seconds"
 	cost := &CrashLoopCost{
 		Pods:          pods,
-		WindowSeconds: e.at.Sub(s.at).Seconds(),
+		WindowSeconds: s.Seconds,
 		Restarts:      after.Sum(started) - before.Sum(started),
 		PodRelists:    after.Sum(relists) - before.Sum(relists),
-		KubeletCPU:    (e.kubelet - s.kubelet).Seconds(),
+		KubeletCPU:    s.Kubelet,
 	}
 	logf("crash loop: %v containers started, %v single-pod relists, kubelet %.2f CPU-s in %.0f s",
 		cost.Restarts, cost.PodRelists, cost.KubeletCPU, cost.WindowSeconds)

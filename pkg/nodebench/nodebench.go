@@ -16,27 +16,23 @@ limitations under the License.
 
 // Package nodebench is the real-node side-by-side benchmark (make node-bench
 // and make node-bench-cluster): the same workload on a fresh node for each
-// kubelet configuration, round after round: upstream's kubelet (stock, built
-// from the release's tag without the series) and the patched kubelet with
-// the EventedVolumeManager gate off and on, with every gate of the series
-// on, and with the VolumesInUseNodeStatusUpdate gate on beside it.
-//
-// On a standalone node (static pods) it measures idle kubelet CPU from
-// /proc, the volume manager's share of it from a pprof profile, the loops'
-// iterations and passes, the mount and unmount waits from the kubelet's log,
-// the single pods' deletion phase by phase and the CPU it costs, and the time
-// from a container exiting on its own to its pod's volumes unmounted. On a
-// cluster node (the Cluster workload: a control plane, API pods, the project's
-// CSI driver and attacher) it measures the same idle figures with the
-// control plane's CPU, a config map's way into its pods' files, the single
-// pods' times by kind, and the kubelet's API requests from the audit log.
+// kubelet configuration (Config), round after round. Both kinds of node
+// measure idle CPU, memory, the volume manager's share of a pprof profile and
+// the loops' passes; a standalone node (static pods) then times single pods'
+// mounts, unmounts and deletion phases, and exiting and crash-looping pods; a
+// cluster node (a control plane, API pods, the project's CSI driver and
+// attacher) times config map updates, single pods by kind, and counts the
+// kubelet's API requests.
 package nodebench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,34 +60,28 @@ type Options struct {
 	// kubelet's CPU profile spans them.
 	Window  time.Duration
 	Windows int
-	// Runtime is the container runtime, and PodEventsOff turns CRI-O's
-	// container events off.
-	Runtime      node.Runtime
-	PodEventsOff bool
+	// Runtime is the container runtime with its options.
+	Runtime node.Runtime
 	// Singles is how many single pods are added and deleted one at a time,
-	// Gap apart: on a standalone node idle pods deleted, then new ones
-	// added; on a cluster node, of each of ClusterPodKinds, added, then
-	// deleted.
+	// Gap apart: on a standalone node idle pods deleted, then new ones added;
+	// on a cluster node, of each of ClusterPodKinds, added, then deleted.
 	Singles int
 	Gap     time.Duration
 	// ExitPods is how many pods whose container exits on its own a
-	// standalone node adds at the end (measureExits), and ExitPoll how
-	// often /proc/self/mountinfo is read meanwhile.
+	// standalone node adds (measureExits), ExitPoll how often it reads
+	// /proc/self/mountinfo meanwhile.
 	ExitPods int
 	ExitPoll time.Duration
-	// CrashLoopPods is how many pods whose container exits 1 every
-	// CrashLoopAfter (restartPolicy Always, so they crash-loop) a
-	// standalone node adds last, and CrashLoopWindow how long their cost
-	// is measured (measureCrashLoop).
+	// CrashLoopPods is how many crash-looping pods a standalone node adds
+	// last, CrashLoopWindow how long their cost is measured.
 	CrashLoopPods   int
 	CrashLoopWindow time.Duration
-	// StockKubelet is upstream's kubelet, built without the series, that
-	// the Stock configuration runs.
+	// StockKubelet is the Stock configuration's binary; empty means
+	// node.StockKubelet's default.
 	StockKubelet string
 	// ConfigMaps is how many of a cluster node's idle pods get their config
 	// map updated at once in each of ConfigMapWaves waves; ConfigMapTimeout
-	// bounds a wave's wait (the kubelet remounts at a pod's resync, every
-	// 60 to 90 s).
+	// bounds a wave's wait (the kubelet remounts at a pod's resync).
 	ConfigMaps       int
 	ConfigMapWaves   int
 	ConfigMapTimeout time.Duration
@@ -102,27 +92,19 @@ type Options struct {
 // Config is a kubelet configuration the benchmark runs.
 type Config string
 
-// The configurations: upstream's kubelet, and the patched kubelet with the
-// series' gates set in turn.
+// The configurations (their kubelets: Config.Kubelet).
 const (
-	// Stock is upstream's kubelet of the release, built from its tag
-	// without the series, with none of the series' gates in its
-	// configuration: upstream's kubelet does not know them.
+	// Stock is upstream's kubelet, built from the release's tag without the
+	// series, which knows none of its gates.
 	Stock Config = "stock"
-	// GateOff is the patched kubelet with the EventedVolumeManager gate
-	// off, and the series' other gates off too.
+	// GateOff is the series' kubelet with its gates off.
 	GateOff Config = "gate off"
-	// GateOn is the patched kubelet with the EventedVolumeManager gate on
-	// alone.
+	// GateOn is the series' kubelet with EventedVolumeManager on alone.
 	GateOn Config = "gate on"
-	// AllGates is the patched kubelet with every gate of the series on:
-	// EventedVolumeManager, RelistOnPodTermination and
-	// VolumesInUseNodeStatusUpdate.
+	// AllGates is the series' kubelet with every gate of the series on.
 	AllGates Config = "all gates"
-	// NodeStatusGate is the patched kubelet with VolumesInUseNodeStatusUpdate
-	// and EventedVolumeManager, which it needs, on: GateOn plus the node
-	// status gate. The gate acts only with an API server: on a standalone
-	// node it runs as GateOn does.
+	// NodeStatusGate is GateOn with VolumesInUseNodeStatusUpdate on too,
+	// which acts only with an API server.
 	NodeStatusGate Config = "node-status gate"
 )
 
@@ -130,10 +112,8 @@ const (
 // results that do not say their run's (Result.Configs).
 var Configs = []Config{Stock, GateOff, GateOn, AllGates, NodeStatusGate}
 
-// DefaultConfigs are the configurations a run has unless it says which: on
-// a standalone node stock, gate off, gate on and all gates; on a cluster
-// node, which runs no stock kubelet, gate off, gate on, node-status gate and
-// all gates.
+// DefaultConfigs are the configurations a run has unless it says which; a
+// cluster node runs no stock kubelet.
 func DefaultConfigs(cluster bool) []Config {
 	if cluster {
 		return []Config{GateOff, GateOn, NodeStatusGate, AllGates}
@@ -160,36 +140,29 @@ func ParseConfigs(s string) ([]Config, error) {
 	return cs, nil
 }
 
-// FeatureGates are c's gate values as node.Options takes them:
-// EventedVolumeManager's (Options.Gate) and the series' other gates on
-// (Options.Gates). Stock has none: upstream's kubelet knows none of them.
-func (c Config) FeatureGates() (gate bool, gates map[string]bool) {
+// Kubelet is c's kubelet: for Stock upstream's at stockBinary, which knows
+// none of the series' gates; otherwise the series' with c's gates on.
+func (c Config) Kubelet(stockBinary string) node.Kubelet {
 	switch c {
+	case Stock:
+		return node.StockKubelet(stockBinary, false)
 	case GateOn:
-		return true, nil
+		return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: true})
 	case AllGates:
-		return true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}
+		return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: true, node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true})
 	case NodeStatusGate:
-		return true, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}
+		return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: true, node.VolumesInUseNodeStatusUpdate: true})
 	}
-	return false, nil
+	return node.SeriesKubelet("", nil)
 }
 
-// Gate is the EventedVolumeManager gate's value in c; false for Stock,
-// which has no such gate.
-func (c Config) Gate() bool {
-	gate, _ := c.FeatureGates()
-	return gate
-}
-
-// WorkDir is c's work directory under Options.Dir: work-stock,
-// work-gate-false, work-gate-true, work-all or work-nsg. The names stay
-// short: the CSI driver's registration socket lives under it, and a unix
-// socket's path has at most 107 bytes.
+// WorkDir is c's work directory under Options.Dir. The names stay short:
+// the CSI driver's registration socket lives under it, and a unix socket's
+// path has at most 107 bytes.
 func (c Config) WorkDir() string {
 	switch c {
 	case GateOff, GateOn:
-		return fmt.Sprintf("work-gate-%t", c.Gate())
+		return fmt.Sprintf("work-gate-%t", c == GateOn)
 	case AllGates:
 		return "work-all"
 	case NodeStatusGate:
@@ -201,18 +174,13 @@ func (c Config) WorkDir() string {
 // hyphenated is c's name with hyphens for its spaces.
 func (c Config) hyphenated() string { return strings.ReplaceAll(string(c), " ", "-") }
 
-// RoundOrder is the order of a run's configurations in a round. Odd rounds
-// take the rotations of configs in turn (of stock, gate off, gate on: round
-// 1 stock, off, on; round 3 off, on, stock; round 5 on, stock, off), and
-// each even round runs the round before it backwards. So each
-// configuration goes first in one of the first len(configs) odd rounds
-// (with three, rounds 1 to 6 run all six orders), and over each pair of
-// rounds (1 and 2, 3 and 4, ...) every configuration stands in the middle
-// on average: a drift of the node over a round (the runtime's state
-// growing, the host warming up) weighs on all of them alike instead of
-// always on the last. Leaving a configuration out of every order keeps
-// that: node-bench -stock=false leaves stock out of these orders, so that
-// without stock gate off and on trade places within each pair of rounds.
+// RoundOrder is the order of a run's configurations in a round: odd rounds
+// take the rotations of configs in turn, and each even round runs the round
+// before it backwards. So each configuration goes first in one of the first
+// len(configs) odd rounds, and over each pair of rounds every configuration
+// (also with one left out of every order, as -stock=false does) stands in
+// the middle on average: a drift of the node over a round weighs on all of
+// them alike instead of always on the last.
 func RoundOrder(round int, configs []Config) []Config {
 	k := ((round - 1) / 2) % len(configs)
 	order := append(slices.Clone(configs[k:]), configs[:k]...)
@@ -225,47 +193,39 @@ func RoundOrder(round int, configs []Config) []Config {
 // Mode is one configuration's measurements in one round; the fields of one
 // kind of node only are empty on the other. Times are in seconds.
 type Mode struct {
-	// Config is the configuration; Gate is its EventedVolumeManager gate,
-	// and Stock says it is upstream's kubelet (Gate is then false): results
-	// of runs before Config have these two alone (UnmarshalJSON).
-	// KubeletVersion is the kubelet's --version, Runtime the container
-	// runtime (node.Options.RuntimeLabel).
-	Config         Config `json:"config,omitempty"`
-	Gate           bool   `json:"gate"`
-	Stock          bool   `json:"stock,omitempty"`
-	KubeletVersion string `json:"kubeletVersion,omitempty"`
-	Runtime        string `json:"runtime"`
-	Pods           int    `json:"pods"`
-	Volumes        int    `json:"volumes"`
+	// Config is the configuration and Kubelet its kubelet (UnmarshalJSON
+	// reads older results); Runtime is node.Runtime.Label.
+	Config         Config       `json:"config,omitempty"`
+	Kubelet        node.Kubelet `json:"kubelet"`
+	KubeletVersion string       `json:"kubeletVersion,omitempty"`
+	Runtime        string       `json:"runtime"`
+	Pods           int          `json:"pods"`
+	Volumes        int          `json:"volumes"`
 	// StartupSeconds is how long the pods took to run, all added at once.
 	StartupSeconds float64 `json:"startupSeconds"`
-	// KubeletCPU, RuntimeCPU (the container runtime's daemon), and on a
-	// cluster node APIServerCPU and ControllerManagerCPU, are CPU-seconds
-	// per idle window of WindowSeconds.
+	// KubeletCPU, RuntimeCPU and, on a cluster node, APIServerCPU and
+	// ControllerManagerCPU are CPU-seconds per idle window of WindowSeconds.
 	WindowSeconds        float64   `json:"windowSeconds"`
 	KubeletCPU           []float64 `json:"kubeletCPU"`
 	RuntimeCPU           []float64 `json:"runtimeCPU"`
 	APIServerCPU         []float64 `json:"apiserverCPU,omitempty"`
 	ControllerManagerCPU []float64 `json:"controllerManagerCPU,omitempty"`
-	// KubeletRSSMiB is the kubelet's resident set, and KubeletAnonMiB its
-	// anonymous part, read every memorySampleEvery through the idle windows
-	// (node.ProcessRSS); KubeletLiveHeapMiB is its
-	// live Go heap after a forced collection, read at the end of each idle
-	// window (node.LiveHeap).
+	// KubeletRSSMiB is the kubelet's resident set and KubeletAnonMiB its
+	// anonymous part, read every memorySampleEvery through the idle windows;
+	// KubeletLiveHeapMiB is its live Go heap after a forced collection at
+	// the end of each idle window.
 	KubeletRSSMiB      []float64 `json:"kubeletRSSSamplesMiB,omitempty"`
 	KubeletAnonMiB     []float64 `json:"kubeletAnonSamplesMiB,omitempty"`
 	KubeletLiveHeapMiB []float64 `json:"kubeletLiveHeapMiB,omitempty"`
-	// ProfileSeconds is the profile's length; ProfileCPUSeconds is the
-	// kubelet CPU it sampled, and VolumeManagerCPUSeconds the part with the
-	// volume manager on the stack.
+	// ProfileCPUSeconds is the kubelet CPU the profile sampled over
+	// ProfileSeconds, VolumeManagerCPUSeconds its volume manager part.
 	ProfileSeconds          float64            `json:"profileSeconds"`
 	ProfileCPUSeconds       float64            `json:"profileCPUSeconds"`
 	VolumeManagerCPUSeconds float64            `json:"volumeManagerCPUSeconds"`
 	VolumeManagerTop        []node.FunctionCPU `json:"volumeManagerTop"`
 	// Iterations counts the loops' iterations over the idle windows by
-	// loop, and Passes their passes keyed "loop/kind" (full, partial,
-	// skipped), and Triggers the iterations over the whole run by trigger.
-	// A kubelet with the gate off has none of them.
+	// loop, Passes their passes keyed "loop/kind", Triggers the iterations
+	// over the run by trigger; none with the gate off.
 	Iterations map[string]float64 `json:"iterations,omitempty"`
 	Passes     map[string]float64 `json:"passes,omitempty"`
 	Triggers   map[string]float64 `json:"triggers,omitempty"`
@@ -273,75 +233,78 @@ type Mode struct {
 	GapSeconds float64 `json:"gapSeconds"`
 
 	// Standalone node: BurstMount are the mount waits of the pods added at
-	// once, Mount and Unmount those of the single pods; MountEndToEnd and
-	// UnmountEndToEnd time the single pods from their manifest written or
-	// removed to the end of their wait. ChurnVerbosity is the kubelet's --v
-	// while the single pods are deleted and added.
+	// once, Mount and Unmount those of the single pods, MountEndToEnd and
+	// UnmountEndToEnd from their manifest written or removed to their
+	// wait's end; ChurnVerbosity is the kubelet's --v meanwhile.
 	BurstMount      []float64 `json:"burstMount,omitempty"`
 	Mount           []float64 `json:"mount,omitempty"`
 	Unmount         []float64 `json:"unmount,omitempty"`
 	MountEndToEnd   []float64 `json:"mountEndToEnd,omitempty"`
 	UnmountEndToEnd []float64 `json:"unmountEndToEnd,omitempty"`
 	ChurnVerbosity  int       `json:"churnVerbosity,omitempty"`
-	// DeletionPhases time the single pods' deletion phase by phase: by
-	// kubeletlog.DeletionPhase Key, the seconds from each pod's manifest removed
-	// to the kubelet's line of the phase. A pod whose log lacks the line is
-	// left out of that phase.
+	// DeletionPhases are, by kubeletlog.DeletionPhase Key, the seconds from
+	// each single pod's manifest removed to the kubelet's line of the phase,
+	// if its log has it.
 	DeletionPhases map[string][]float64 `json:"deletionPhases,omitempty"`
-	// TerminatedToTearDown and TerminatedToSyncTerminated time, for each
-	// single pod whose log has both lines, its termination complete to its
-	// last TearDown and to SyncTerminatedPod enter.
+	// TerminatedToTearDown and TerminatedToSyncTerminated time each single
+	// pod's termination complete to its last TearDown and to
+	// SyncTerminatedPod enter.
 	TerminatedToTearDown       []float64 `json:"terminatedToTearDown,omitempty"`
 	TerminatedToSyncTerminated []float64 `json:"terminatedToSyncTerminated,omitempty"`
-	// ExitUnmount times the pods whose container exits on its own, from
-	// its finishedAt to /proc/self/mountinfo, read every ExitPollSeconds,
-	// showing no mount left under the pod's volumes directory.
+	// ExitUnmount times the exiting pods (measureExits), reading
+	// /proc/self/mountinfo every ExitPollSeconds.
 	ExitUnmount     []float64 `json:"exitUnmount,omitempty"`
 	ExitPollSeconds float64   `json:"exitPollSeconds,omitempty"`
-	// ExitSteps breaks ExitUnmount down, by ExitStep key: for each exiting
-	// pod whose kubelet log (at --v=4) has both ends of a step, its time in
-	// seconds.
+	// ExitSteps breaks ExitUnmount down by ExitStep key.
 	ExitSteps map[string][]float64 `json:"exitSteps,omitempty"`
 	// CrashLoop is what crash-looping pods cost (measureCrashLoop).
 	CrashLoop *CrashLoopCost `json:"crashLoop,omitempty"`
 	// DeleteCPU and AddCPU are the CPU spent while the single pods are
-	// deleted and while they are added.
+	// deleted and added.
 	DeleteCPU *ChurnCPU `json:"deleteCPU,omitempty"`
 	AddCPU    *ChurnCPU `json:"addCPU,omitempty"`
 
 	// Cluster node: Kinds are the single pods' times by PodKind key.
 	Kinds map[string]*KindTimes `json:"kinds,omitempty"`
-	// ConfigMapUpdate is, per updated config map, the time from its update
-	// through the API to the new content in the pod's file; missed counts
-	// those not there within the timeout.
+	// ConfigMapUpdate times each config map update through the API to the
+	// pod's file; ConfigMapUpdateMissed counts those past the timeout.
 	ConfigMapUpdate       []float64 `json:"configMapUpdate,omitempty"`
 	ConfigMapUpdateMissed int       `json:"configMapUpdateMissed,omitempty"`
-	// Remount is, for each pod sync while the config maps were updated, the
-	// time from the sync reaching the volume manager to the pod's remounted
-	// volumes' last MountVolume.SetUp; RemountMissed counts the syncs with
-	// no remount logged.
+	// Remount times each pod sync during the updates, from reaching the
+	// volume manager to the last MountVolume.SetUp; RemountMissed counts
+	// the syncs with no remount logged.
 	Remount       []float64 `json:"remount,omitempty"`
 	RemountMissed int       `json:"remountMissed,omitempty"`
-	// APIRequests are the kubelet's requests to the API server by phase
-	// (PhaseIdle, PhaseChurn), from its audit log.
+	// APIRequests are the kubelet's requests by phase, from the audit log.
 	APIRequests map[string]cluster.APIRequests `json:"apiRequests,omitempty"`
 }
 
 // UnmarshalJSON reads m; results of runs before Mode.Config get theirs
-// from Stock and Gate: stock, gate on or gate off.
+// from the fields stock and gate, those before Mode.Kubelet their
+// configuration's kubelet.
 func (m *Mode) UnmarshalJSON(data []byte) error {
 	type mode Mode // without this method
-	if err := json.Unmarshal(data, (*mode)(m)); err != nil {
+	old := struct {
+		*mode
+		Gate    bool          `json:"gate"`
+		Stock   bool          `json:"stock"`
+		Kubelet *node.Kubelet `json:"kubelet"`
+	}{mode: (*mode)(m)}
+	if err := json.Unmarshal(data, &old); err != nil {
 		return err
 	}
 	switch {
 	case m.Config != "":
-	case m.Stock:
+	case old.Stock:
 		m.Config = Stock
-	case m.Gate:
+	case old.Gate:
 		m.Config = GateOn
 	default:
 		m.Config = GateOff
+	}
+	m.Kubelet = m.Config.Kubelet("")
+	if old.Kubelet != nil {
+		m.Kubelet = *old.Kubelet
 	}
 	return nil
 }
@@ -350,12 +313,10 @@ func (m *Mode) UnmarshalJSON(data []byte) error {
 // or CRI-O.
 func (m Mode) RuntimeName() string { return node.RuntimeNameOf(m.Runtime) }
 
-// ChurnCPU is the CPU spent over a stretch of pod churn.
+// ChurnCPU is the kubelet's and the runtime's CPU-seconds over a stretch of
+// pod churn Seconds long.
 type ChurnCPU struct {
-	// Seconds is the stretch's length.
 	Seconds float64 `json:"seconds"`
-	// Kubelet and Runtime (the container runtime's daemon) are the
-	// processes' CPU-seconds in it.
 	Kubelet float64 `json:"kubelet"`
 	Runtime float64 `json:"runtime"`
 }
@@ -386,37 +347,31 @@ var ClusterPodKinds = []PodKind{
 
 // KindTimes are one kind's single pods' times, in seconds.
 type KindTimes struct {
-	// Mount is the volume manager's wait (Waiting for volumes → All
-	// volumes are attached and mounted); MountEndToEnd is from the pod's
+	// Mount is the volume manager's wait; MountEndToEnd is from the pod's
 	// creation through the API to the wait's end.
 	Mount         []float64 `json:"mount"`
 	MountEndToEnd []float64 `json:"mountEndToEnd"`
-	// SetUpToMounted is from the pod's last volume mounted (its last
-	// MountVolume.SetUp line, or the wait's start if later) to the wait's
-	// end: the volume manager's own reaction, without the plugins' work.
+	// SetUpToMounted is from the pod's last MountVolume.SetUp (or the
+	// wait's start if later) to the wait's end: the volume manager's own
+	// reaction, without the plugins' work.
 	SetUpToMounted []float64 `json:"setUpToMounted,omitempty"`
-	// AttachedToMounted is from the attacher marking the volume attached
-	// to the wait's end, and ListedToMounted from the node's status listing
-	// it attached (the attach/detach controller's write, which the kubelet
-	// waits for) to the wait's end (CSI kinds).
+	// AttachedToMounted and ListedToMounted are from the attacher marking
+	// the volume attached, and from the node's status listing it (which the
+	// kubelet waits for), to the wait's end (CSI kinds).
 	AttachedToMounted []float64 `json:"attachedToMounted,omitempty"`
 	ListedToMounted   []float64 `json:"listedToMounted,omitempty"`
-	// UnmountEndToEnd is from the pod's deletion through the API to All
-	// volumes are unmounted; DetachEndToEnd to the VolumeAttachment gone
-	// (CSI kinds).
+	// UnmountEndToEnd is from the pod's deletion through the API to its
+	// volumes unmounted, DetachEndToEnd to its VolumeAttachment gone.
 	UnmountEndToEnd []float64 `json:"unmountEndToEnd"`
 	DetachEndToEnd  []float64 `json:"detachEndToEnd,omitempty"`
 }
 
-// Result is a whole benchmark run, on a cluster node or not: the rounds of
-// each configuration (upstream's kubelet, none without stock; the series'
-// kubelet with the gate off and on; with all gates; with the node-status
-// gate), and the configurations each round ran, in order.
+// Result is a whole benchmark run: the rounds of each configuration, and
+// the configurations each round ran, in order.
 type Result struct {
 	Cluster bool `json:"cluster,omitempty"`
-	// Configs are the run's configurations, in the order the report shows
-	// them; empty in results of runs before it, which the report shows in
-	// the order of Configs.
+	// Configs are the run's configurations in the report's order; empty in
+	// older results, shown in the order of Configs.
 	Configs        []Config `json:"configs,omitempty"`
 	Stock          []Mode   `json:"stock,omitempty"`
 	Off, On        []Mode
@@ -479,4 +434,83 @@ func (r Result) Save(path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// Benchmark runs rounds of configs on fresh nodes, each round in its
+// RoundOrder, stock left out unless stock is set, saving o.Dir/results.json
+// after each configuration, and then writes the report (WriteReport).
+func Benchmark(ctx context.Context, o Options, rounds int, configs []Config, stock bool) error {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	leftOut := func(c Config) bool { return !stock && c == Stock }
+	r := Result{Cluster: o.Workload.cluster(), Configs: slices.DeleteFunc(slices.Clone(configs), leftOut)}
+	estimate := Estimate(o)
+	names := make([]string, len(r.Configs))
+	for i, c := range r.Configs {
+		names[i] = string(c)
+	}
+	fmt.Printf("==> %d round(s) of %s: about %v\n", rounds, strings.Join(names, ", "), (time.Duration(rounds*len(r.Configs)) * estimate).Round(time.Minute))
+	for round := 1; round <= rounds; round++ {
+		order := slices.DeleteFunc(RoundOrder(round, configs), leftOut)
+		r.Orders = append(r.Orders, order)
+		for _, c := range order {
+			fmt.Printf("==> round %d of %d, %s: %d pods (about %v)\n", round, rounds, c, o.Pods, estimate.Round(time.Minute))
+			m, err := Run(ctx, o, c)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w; the node's logs are under %s", round, c, err, filepath.Join(o.Dir, c.WorkDir(), "logs"))
+			}
+			r.Add(m)
+			if err := r.Save(filepath.Join(o.Dir, "results.json")); err != nil {
+				return err
+			}
+		}
+	}
+	return WriteReport(r, o.Dir)
+}
+
+// Estimate is roughly how long Run takes for one configuration: settling,
+// the idle windows and the rest of the workload (Workload.estimate).
+func Estimate(o Options) time.Duration {
+	return o.Settle + time.Duration(o.Windows)*o.Window + o.Workload.estimate(o)
+}
+
+// WriteReport writes r's report.md and charts into dir, and prints the
+// report.
+func WriteReport(r Result, dir string) error {
+	md := Markdown(r)
+	files, err := Charts(r, dir)
+	if err != nil {
+		return err
+	}
+	md += "\nCharts: " + strings.Join(files, ", ") + "\n"
+	fmt.Print("\n" + md)
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644)
+}
+
+// WriteScale writes the scale table of every pods-N/results.json under dir
+// into dir/scale.md, and prints it.
+func WriteScale(dir string) error {
+	matches, err := filepath.Glob(filepath.Join(dir, "pods-*", "results.json"))
+	if err != nil {
+		return err
+	}
+	var sizes []Size
+	for _, m := range matches {
+		pods, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "pods-"))
+		if err != nil {
+			continue
+		}
+		r, err := Load(m)
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, Size{Pods: pods, Result: r})
+	}
+	if len(sizes) == 0 {
+		return fmt.Errorf("no pods-N/results.json under %s: run node-bench -sizes \"110 250\" first", dir)
+	}
+	md := ScaleMarkdown(sizes)
+	fmt.Print(md)
+	return os.WriteFile(filepath.Join(dir, "scale.md"), []byte(md), 0o644)
 }

@@ -31,6 +31,7 @@ import (
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/kubeletlog"
+	"evented-volume-manager/pkg/node"
 )
 
 // samples are a figure's values in one round; pooled gathers them over
@@ -45,9 +46,8 @@ func pooled(modes []Mode, of samples) []float64 {
 	return xs
 }
 
-// Some samples: the CPU-s/min of each idle window of a process, the volume
-// manager's CPU-s/min of a round's profile, and a process's CPU-s/min over
-// a stretch of pod churn.
+// CPU-s/min of each idle window, and of the volume manager in a round's
+// profile.
 var (
 	kubeletCPU = perMinute(func(m Mode) []float64 { return m.KubeletCPU })
 	runtimeCPU = perMinute(func(m Mode) []float64 { return m.RuntimeCPU })
@@ -105,13 +105,11 @@ func phase(p kubeletlog.DeletionPhase) samples {
 	return func(m Mode) []float64 { return m.DeletionPhases[p.Key()] }
 }
 
-// Stat is a figure of one configuration: its value over all rounds pooled,
-// and the lowest and highest value it had in a single round.
+// Stat is a figure of one configuration: its Value over all rounds pooled
+// (NaN where nothing measured it), and its extremes in single rounds over
+// the Rounds rounds that measured it.
 type Stat struct {
-	// Value pools every round; NaN where nothing measured it.
-	Value float64
-	// Min and Max are the figure's extremes in single rounds, over the
-	// Rounds rounds that measured it.
+	Value    float64
 	Min, Max float64
 	Rounds   int
 }
@@ -141,13 +139,13 @@ func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
 	return s
 }
 
-// Row is a line of the comparison table: a figure of each configuration.
+// Row is a line of the comparison table: a figure of each configuration the
+// results have.
 type Row struct {
 	Figure    string
 	Unit      string
 	LowerWins bool
-	// Stats are the figure of each configuration the results have.
-	Stats map[Config]Stat
+	Stats     map[Config]Stat
 	// offNote stands in the cell of a configuration with the
 	// EventedVolumeManager gate off where it has no value.
 	offNote string
@@ -168,10 +166,9 @@ func (r Row) Ratio(c Config) string {
 	return bench.Ratio(r.Stat(c).Value, r.Stat(GateOn).Value, r.LowerWins)
 }
 
-// StockDiffers reports whether stock and gate off differ by more than the
-// rounds' spread: their values are further apart than the wider of their
-// spreads across rounds. Without two rounds of each there is no spread to
-// judge by, and it reports false.
+// StockDiffers reports whether stock's and gate off's values are further
+// apart than the wider of their spreads across rounds; false without two
+// rounds of each.
 func (r Row) StockDiffers() bool {
 	stock, off := r.Stat(Stock), r.Stat(GateOff)
 	if stock.Rounds < 2 || off.Rounds < 2 || math.IsNaN(stock.Value) || math.IsNaN(off.Value) {
@@ -219,8 +216,7 @@ func memoryFigures() []figure {
 	}
 }
 
-// standaloneFigures are the rows of a standalone node's table.
-func standaloneFigures(r Result) []figure {
+func (Standalone) figures(r Result) []figure {
 	m := r.lead()[0]
 	rt, gap, pods := m.RuntimeName(), m.GapSeconds, m.Pods
 	fs := []figure{
@@ -272,10 +268,9 @@ func standaloneFigures(r Result) []figure {
 	return fs
 }
 
-// clusterFigures are the rows of a cluster node's table: idle figures are
-// medians by nearest rank over all windows (CPU) or rounds (passes,
-// profile); latencies pool every sample.
-func clusterFigures(r Result) []figure {
+// figures: idle figures are medians by nearest rank; latencies pool every
+// sample.
+func (Cluster) figures(r Result) []figure {
 	var fs []figure
 	for _, f := range []struct {
 		name string
@@ -351,6 +346,36 @@ func pooledKind(modes []Mode, key string) *KindTimes {
 	return t
 }
 
+// kindReport is what a report says differently by the node's kind. The
+// workloads implement it: reportOf picks the one results were run with.
+type kindReport interface {
+	// figures are the comparison table's figures.
+	figures(r Result) []figure
+	// heading writes the report's title and how the run went.
+	heading(b *strings.Builder, r Result)
+	// cell renders a configuration's value in the table.
+	cell(s Stat, unit string) string
+	// notes write what follows the table.
+	notes(b *strings.Builder, r Result, rows []Row)
+	// listsTriggers is whether the report lists the loops' iterations by trigger.
+	listsTriggers() bool
+	// charts are the mount and unmount charts' titles and series.
+	charts(r Result) (titles []string, mount, unmount []bench.Series)
+}
+
+// reportOf is the report of r's node kind.
+func reportOf(r Result) kindReport {
+	if r.Cluster {
+		return Cluster{}
+	}
+	return Standalone{}
+}
+
+func (Standalone) cell(s Stat, unit string) string { return statCell(s, unit) }
+func (Standalone) listsTriggers() bool             { return false }
+func (Cluster) cell(s Stat, unit string) string    { return bench.Cell(s.Value, unit) }
+func (Cluster) listsTriggers() bool                { return true }
+
 // Rows are the comparison table's lines: each figure pooled over the rounds
 // of every configuration, with its extremes in single rounds.
 func Rows(r Result) []Row {
@@ -371,8 +396,8 @@ func Rows(r Result) []Row {
 }
 
 // APIRequestRow is one line of the kubelet's API requests table: per
-// configuration, in the report's order, requests a minute in the idle and
-// churn phases, and the most received in any 1 s of each.
+// configuration, requests a minute in the idle and churn phases, and the
+// most received in any 1 s of each.
 type APIRequestRow struct {
 	Key               string
 	Idle, Churn       []float64
@@ -382,38 +407,24 @@ type APIRequestRow struct {
 // APIRequestRows are the kubelet's requests by verb and resource, sorted by
 // resource, then verb.
 func APIRequestRows(r Result) []APIRequestRow {
-	configs := r.configs()
 	byKey := map[string]*APIRequestRow{}
-	// Seconds and counts add up over the rounds; the most in 1 s is the
-	// rounds' most.
-	for g, c := range configs {
-		seconds, counts := map[string]float64{}, map[[2]string]int{}
+	for _, c := range r.configs() {
 		for _, m := range r.Modes(c) {
-			for phase, a := range m.APIRequests {
-				seconds[phase] += a.Seconds
-				for key, v := range a.Count {
-					n := len(configs)
-					row := cmp.Or(byKey[key], &APIRequestRow{Key: key, Idle: make([]float64, n), Churn: make([]float64, n), IdleMax: make([]int, n), ChurnMax: make([]int, n)})
-					byKey[key] = row
-					counts[[2]string{phase, key}] += v
-					most := &row.ChurnMax[g]
-					if phase == PhaseIdle {
-						most = &row.IdleMax[g]
-					}
-					*most = max(*most, a.MaxInSecond[key])
+			for _, a := range m.APIRequests {
+				for key := range a.Count {
+					byKey[key] = &APIRequestRow{Key: key}
 				}
-			}
-		}
-		for pk, v := range counts {
-			if perMin := float64(v) * 60 / seconds[pk[0]]; pk[0] == PhaseIdle {
-				byKey[pk[1]].Idle[g] = perMin
-			} else {
-				byKey[pk[1]].Churn[g] = perMin
 			}
 		}
 	}
 	rows := make([]APIRequestRow, 0, len(byKey))
 	for _, row := range byKey {
+		for _, c := range r.configs() {
+			rate, most := apiRate(r.Modes(c), PhaseIdle, row.Key)
+			row.Idle, row.IdleMax = append(row.Idle, rate), append(row.IdleMax, most)
+			rate, most = apiRate(r.Modes(c), PhaseChurn, row.Key)
+			row.Churn, row.ChurnMax = append(row.Churn, rate), append(row.ChurnMax, most)
+		}
 		rows = append(rows, *row)
 	}
 	slices.SortFunc(rows, func(a, b APIRequestRow) int {
@@ -424,9 +435,24 @@ func APIRequestRows(r Result) []APIRequestRow {
 	return rows
 }
 
+// apiRate is the requests key a minute in phase over the rounds modes, and
+// the most in any 1 s of a round.
+func apiRate(modes []Mode, phase, key string) (perMinute float64, most int) {
+	var count, seconds float64
+	for _, m := range modes {
+		a := m.APIRequests[phase]
+		count += float64(a.Count[key])
+		seconds += a.Seconds
+		most = max(most, a.MaxInSecond[key])
+	}
+	if count == 0 {
+		return 0, most
+	}
+	return count * 60 / seconds, most
+}
+
 // lead are the rounds a report takes the run's settings from: gate on's, or
-// without gate on those of the first configuration of the series' kubelet,
-// or stock's.
+// else the first configuration's other than stock, or else stock's.
 func (r Result) lead() []Mode {
 	configs := r.configs()
 	for _, c := range append([]Config{GateOn}, configs...) {
@@ -437,23 +463,19 @@ func (r Result) lead() []Mode {
 	return r.Modes(configs[0])
 }
 
-// Markdown renders the comparison: a column for each configuration, and the
-// ratios of stock and gate off against gate on, on a standalone node each
-// value with its extremes in single rounds; then on a standalone node
-// whether stock and gate off differ beyond the rounds' spread, and the
-// single-pod deletion phases; on a cluster node the kubelet's API requests.
+// Markdown renders the comparison table of the configurations and the notes
+// of the node's kind.
 func Markdown(r Result) string {
 	var b strings.Builder
-	kind := reportOf(r)
+	kind, rows := reportOf(r), Rows(r)
 	kind.heading(&b, r)
-	rows := Rows(r)
 	table(&b, r, rows)
 	kind.notes(&b, r, rows)
 	// The last round of each configuration with the EventedVolumeManager
 	// gate on: the gate's loops.
 	for _, c := range r.configs() {
 		last := r.Modes(c)[len(r.Modes(c))-1]
-		if top := last.VolumeManagerTop; len(top) > 0 && c.Gate() {
+		if top := last.VolumeManagerTop; len(top) > 0 && c.Kubelet("").Gate(node.EventedVolumeManager) {
 			fs := make([]string, len(top))
 			for i, f := range top {
 				fs[i] = fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
@@ -462,7 +484,7 @@ func Markdown(r Result) string {
 		}
 	}
 	for _, c := range r.configs() {
-		if t := r.Modes(c)[len(r.Modes(c))-1].Triggers; len(t) > 0 && kind.listsTriggers() && c.Gate() {
+		if t := r.Modes(c)[len(r.Modes(c))-1].Triggers; len(t) > 0 && kind.listsTriggers() && c.Kubelet("").Gate(node.EventedVolumeManager) {
 			fmt.Fprintf(&b, "\n%s, loop iterations by trigger over the last round: %s\n", capitalized(string(c)), formatCounts(t))
 		}
 	}
@@ -470,8 +492,43 @@ func Markdown(r Result) string {
 	return b.String()
 }
 
-// ratioConfigs are the configurations the tables divide by gate on, of
-// configs: stock and gate off, where configs have them and gate on.
+func (Standalone) heading(b *strings.Builder, r Result) {
+	m := r.lead()[0]
+	fmt.Fprintf(b, "### Real node: %d static pods × %d volumes, %s and runc, standalone kubelet at --v=3 (--v=%d while single pods are deleted and added)\n\n",
+		m.Pods, m.Volumes, m.Runtime, m.ChurnVerbosity)
+	orders := make([]string, len(r.Orders))
+	for i, order := range r.Orders {
+		orders[i] = fmt.Sprintf("round %d ran %s", i+1, join(order, ", "))
+	}
+	fmt.Fprintf(b, "%d round(s) per configuration: %s; %d idle window(s) of %.0f s and a %.0f s profile per round; %d single pods (%d samples per configuration).\n\n",
+		len(r.lead()), strings.Join(orders, "; "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount), len(pooled(r.lead(), func(m Mode) []float64 { return m.Mount })))
+}
+
+func (Cluster) heading(b *strings.Builder, r Result) {
+	m := r.lead()[0]
+	fmt.Fprintf(b, "### Cluster node: %d API pods × %d volumes (projected token, configMap, secret, emptyDir), %s and runc\n\n", m.Pods, m.Volumes, m.Runtime)
+	orders := make([]string, len(r.Orders))
+	for i, o := range r.Orders {
+		orders[i] = fmt.Sprintf("round %d %s first", i+1, o[0])
+	}
+	singles := 0
+	if t := m.Kinds[ClusterPodKinds[0].Key]; t != nil {
+		singles = len(t.MountEndToEnd)
+	}
+	per := "per configuration"
+	if slices.Equal(r.configs(), []Config{GateOff, GateOn}) {
+		per = "per gate value"
+	}
+	fmt.Fprintf(b, "etcd, kube-apiserver and kube-controller-manager (attach/detach, PV binder, service accounts, root CA) from the tree; "+
+		"the kubelet registered as a node at --v=3; the project's CSI driver (attachRequired) and attacher. "+
+		"%d round(s) %s, %s; %d idle window(s) of %.0f s and a %.0f s profile per round; "+
+		"%d single pods of each kind per round, %gs apart; %d configMap updates per round, made with the kubelet at --v=%d.\n\n",
+		len(r.lead()), per, strings.Join(orders, ", "), len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, singles, m.GapSeconds,
+		len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, churnVerbosity)
+}
+
+// ratioConfigs are those of stock and gate off in configs that the tables
+// divide by gate on, if configs have it.
 func ratioConfigs(configs []Config) []Config {
 	if !slices.Contains(configs, GateOn) {
 		return nil
@@ -479,13 +536,11 @@ func ratioConfigs(configs []Config) []Config {
 	return slices.DeleteFunc([]Config{Stock, GateOff}, func(c Config) bool { return !slices.Contains(configs, c) })
 }
 
-// ratioName heads the column of c's ratio against gate on: stock/on,
-// off/on.
+// ratioName heads the column of c's ratio against gate on.
 func ratioName(c Config) string { return short(c) + "/on" }
 
 // table writes the comparison table: a column for each configuration, then
-// stock/on and off/on (ratioConfigs). On a standalone node each value has,
-// with two rounds or more, its extremes in single rounds.
+// the ratios (ratioConfigs).
 func table(b *strings.Builder, r Result, rows []Row) {
 	configs, ratios := r.configs(), ratioConfigs(r.configs())
 	header := []string{"figure"}
@@ -501,7 +556,7 @@ func table(b *strings.Builder, r Result, rows []Row) {
 		for _, c := range configs {
 			s := row.Stat(c)
 			switch {
-			case math.IsNaN(s.Value) && row.offNote != "" && !c.Gate():
+			case math.IsNaN(s.Value) && row.offNote != "" && !c.Kubelet("").Gate(node.EventedVolumeManager):
 				cells = append(cells, row.offNote)
 			default:
 				cells = append(cells, reportOf(r).cell(s, row.Unit))
@@ -514,9 +569,9 @@ func table(b *strings.Builder, r Result, rows []Row) {
 	}
 }
 
-// standaloneNotes say how the table reads, which rows stock and gate off
-// differ on, and the idle windows' kubelet CPU.
-func standaloneNotes(b *strings.Builder, r Result, rows []Row) {
+// notes say how the table reads, which rows stock and gate off differ on,
+// and the idle windows' kubelet CPU.
+func (Standalone) notes(b *strings.Builder, r Result, rows []Row) {
 	configs := r.configs()
 	if len(r.lead()) > 1 {
 		b.WriteString("\nEach value pools all rounds; in parentheses, the lowest and highest single round.")
@@ -567,37 +622,33 @@ func standaloneNotes(b *strings.Builder, r Result, rows []Row) {
 	} else if !stock {
 		b.WriteString("\nThe gate-off kubelet is upstream's code, which counts no loop iterations; upstream's loops run every 100 ms.\n")
 	}
-	gatesNote(b, r)
+	gatesNote(b, r, " ("+node.VolumesInUseNodeStatusUpdate+" acts only with an API server, which a standalone node has not)")
 }
 
-// gatesNote says which of the series' gates the configurations beyond gate
-// off and on have on.
-func gatesNote(b *strings.Builder, r Result) {
+// gatesNote says which gates the configurations beyond gate off and on
+// have, nodeStatusNote after those with VolumesInUseNodeStatusUpdate.
+func gatesNote(b *strings.Builder, r Result, nodeStatusNote string) {
 	var notes []string
 	for _, c := range r.configs() {
-		gate, gates := c.FeatureGates()
-		if len(gates) == 0 {
+		k := c.Kubelet("")
+		on := slices.DeleteFunc(k.GateNames(), func(name string) bool { return !k.Gate(name) })
+		if len(on) < 2 { // gate off and gate on
 			continue
 		}
-		var on []string
-		if gate {
-			on = append(on, "EventedVolumeManager")
+		note := ""
+		if k.Gate(node.VolumesInUseNodeStatusUpdate) {
+			note = nodeStatusNote
 		}
-		for _, name := range slices.Sorted(maps.Keys(gates)) {
-			if gates[name] {
-				on = append(on, name)
-			}
-		}
-		notes = append(notes, fmt.Sprintf("%s has %s on%s.", capitalized(string(c)), prose(on), reportOf(r).gateNote(gates)))
+		notes = append(notes, fmt.Sprintf("%s has %s on%s.", capitalized(string(c)), prose(on), note))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(b, "\n%s\n", strings.Join(notes, " "))
 	}
 }
 
-// clusterNotes give the idle windows' CPU, the config maps' and remounts'
-// times per round, and the kubelet's API requests.
-func clusterNotes(b *strings.Builder, r Result) {
+// notes give the idle windows' CPU, the config maps' and remounts' times
+// per round, and the kubelet's API requests.
+func (Cluster) notes(b *strings.Builder, r Result, _ []Row) {
 	configs := r.configs()
 	// each joins of's text of each configuration's rounds with " | ".
 	each := func(of func(modes []Mode) string) string {
@@ -658,15 +709,12 @@ func clusterNotes(b *strings.Builder, r Result) {
 			b.WriteString("\n")
 		}
 	}
-	gatesNote(b, r)
+	gatesNote(b, r, "")
 }
 
-// phaseTable writes the single-pod deletion table, if r has phases: the
-// time from a pod's manifest removed to each phase's kubelet log line, phase
-// by phase, then the per-pod time from termination complete to the last
-// TearDown and to SyncTerminatedPod enter; p50 and p99 of each
-// configuration, all rounds pooled, with their extremes in single rounds,
-// and how many pods each has.
+// phaseTable writes the single-pod deletion table, if r has phases: p50 and
+// p99 of the time from a pod's manifest removed to each phase, then from
+// termination complete to the last TearDown and to SyncTerminatedPod enter.
 func phaseTable(b *strings.Builder, r Result) {
 	if !slices.ContainsFunc(r.configs(), func(c Config) bool {
 		return slices.ContainsFunc(r.Modes(c), func(m Mode) bool { return len(m.DeletionPhases) > 0 })
@@ -767,36 +815,43 @@ func formatCounts[V int | float64](m map[string]V) string {
 var colors = map[Config]color.Color{Stock: bench.StockColor, GateOff: bench.OffColor, GateOn: bench.OnColor,
 	AllGates: bench.AllGatesColor, NodeStatusGate: bench.NodeStatusColor}
 
-// dashes are a configuration's line dashes: stock is drawn dashed over the
-// others, since it often lies on gate off.
-func dashes(c Config) []vg.Length {
-	if c == Stock {
-		return []vg.Length{vg.Points(5), vg.Points(3)}
-	}
-	return nil
-}
-
-// Charts writes the report's charts as PNGs into dir and returns their
-// names: the single pods' mount and unmount CDFs, on a cluster node by kind
-// of pod, created → mounted and deleted → unmounted. The tables have the
-// rest.
+// Charts writes the single pods' mount and unmount CDFs (on a cluster node
+// by kind of pod) as PNGs into dir and returns their names.
 func Charts(r Result, dir string) ([]string, error) {
-	kind := reportOf(r)
-	var mount, unmount []bench.Series
-	for _, c := range r.configs() {
-		m, u := kind.chartSeries(c, r.Modes(c))
-		mount, unmount = append(mount, m...), append(unmount, u...)
-	}
+	titles, mount, unmount := reportOf(r).charts(r)
 	files := []string{"mount-latency-cdf.png", "unmount-latency-cdf.png"}
-	where, mountTitle, unmountTitle := kind.chartTitles()
-	if err := bench.CDFChart(filepath.Join(dir, files[0]), where+": "+mountTitle, "milliseconds (log scale)", mount...); err != nil {
+	if err := bench.CDFChart(filepath.Join(dir, files[0]), titles[0], "milliseconds (log scale)", mount...); err != nil {
 		return nil, err
 	}
-	return files, bench.CDFChart(filepath.Join(dir, files[1]), where+": "+unmountTitle, "milliseconds (log scale)", unmount...)
+	return files, bench.CDFChart(filepath.Join(dir, files[1]), titles[1], "milliseconds (log scale)", unmount...)
 }
 
-// exitStepFigures break the exiting pods' row down, step by step, at p50
-// and p99 (ExitSteps); optional, as runs before the breakdown lack them.
+func (Standalone) charts(r Result) (titles []string, mount, unmount []bench.Series) {
+	for _, c := range r.configs() {
+		var dash []vg.Length // stock dashed over the others: it often lies on gate off
+		if c == Stock {
+			dash = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		mount = append(mount, bench.Series{Name: string(c), Seconds: pooled(r.Modes(c), func(m Mode) []float64 { return m.Mount }), Color: colors[c], Dashes: dash})
+		unmount = append(unmount, bench.Series{Name: string(c), Seconds: pooled(r.Modes(c), func(m Mode) []float64 { return m.UnmountEndToEnd }), Color: colors[c], Dashes: dash})
+	}
+	return []string{"Real node: volume-ready wait of single pods (kubelet log)", "Real node: manifest removed → all volumes unmounted (kubelet log)"}, mount, unmount
+}
+
+func (Cluster) charts(r Result) (titles []string, mount, unmount []bench.Series) {
+	for _, c := range r.configs() {
+		for i, kind := range ClusterPodKinds {
+			if t := pooledKind(r.Modes(c), kind.Key); t != nil {
+				dash := [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}[i%3]
+				mount = append(mount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.MountEndToEnd, Color: colors[c], Dashes: dash})
+				unmount = append(unmount, bench.Series{Name: kind.Key + " " + string(c), Seconds: t.UnmountEndToEnd, Color: colors[c], Dashes: dash})
+			}
+		}
+	}
+	return []string{"Cluster node: pod created through the API → all volumes mounted", "Cluster node: pod deleted through the API → all volumes unmounted"}, mount, unmount
+}
+
+// exitStepFigures break the exiting pods' row down by ExitSteps.
 func exitStepFigures() []figure {
 	var fs []figure
 	for _, step := range ExitSteps {
@@ -824,4 +879,178 @@ func crashLoopFigures() []figure {
 		{name: "crash-looping pods: kubelet CPU (median of rounds)", unit: "CPU-s/min", lowerWins: true, optional: true,
 			value: perMin(func(c *CrashLoopCost) float64 { return c.KubeletCPU })},
 	}
+}
+
+// Size is one node size of a scale run: its pods and its result.
+type Size struct {
+	Pods   int
+	Result Result
+}
+
+// scaleFigures are the rows of the scale table: a figure's value at a size
+// in one configuration, NaN where nothing measured it.
+func scaleFigures(runtime string) []figure {
+	fs := []figure{
+		{name: "idle volume manager CPU (pprof)", unit: "CPU-s/min", value: median(vmCPU, 1)},
+		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", value: median(kubeletCPU, 1)},
+		{name: "idle " + runtime + " CPU (median of windows)", unit: "CPU-s/min", value: median(runtimeCPU, 1)},
+	}
+	// With the EventedVolumeManager gate off, upstream's loops count no
+	// passes: NaN.
+	for _, loop := range []string{loops[1], loops[0]} {
+		for _, kind := range []string{"full", "partial"} {
+			fs = append(fs, figure{name: fmt.Sprintf("idle %s %s passes", shortLoop(loop), kind), unit: "/min",
+				value: func(modes []Mode) float64 { return idleRate(modes, passes, loop+"/"+kind) }})
+		}
+	}
+	return slices.Concat(fs,
+		quantiles("single-pod mount wait", false, func(m Mode) []float64 { return m.Mount }),
+		quantiles("manifest removed → all volumes unmounted", false, phase(kubeletlog.VolumesUnmounted)),
+		memoryFigures())
+}
+
+// ScaleMarkdown renders the scale table: every figure at every size, in a
+// column for each configuration any size ran ("—" at a size that did not),
+// then stock/on and off/on, then how the idle volume manager CPU grew
+// against the pods.
+func ScaleMarkdown(sizes []Size) string {
+	sizes = slices.SortedFunc(slices.Values(sizes), func(a, b Size) int { return cmp.Compare(a.Pods, b.Pods) })
+	configs := slices.DeleteFunc(slices.Clone(Configs), func(c Config) bool {
+		return !slices.ContainsFunc(sizes, func(s Size) bool { return len(s.Result.Modes(c)) > 0 })
+	})
+	var b strings.Builder
+	scaleRuns(&b, sizes, configs)
+	scaleTable(&b, sizes, configs)
+	var unpassed []string
+	for _, c := range configs {
+		if !c.Kubelet("").Gate(node.EventedVolumeManager) {
+			unpassed = append(unpassed, string(c))
+		}
+	}
+	if len(unpassed) > 0 {
+		fmt.Fprintf(&b, "\n%s, the loops count no passes: upstream's populator and reconciler each run every 100 ms, 600 passes a minute, all full.\n",
+			capitalized(prose(unpassed)))
+	}
+	if len(sizes) > 1 {
+		scaleGrowth(&b, sizes, configs)
+	}
+	fmt.Fprintf(&b, "\nThe runtime's idle CPU per window (%s), to judge its spread:\n\n", join(configs, " | "))
+	for _, s := range sizes {
+		var windows []string
+		for _, c := range configs {
+			if modes := s.Result.Modes(c); len(modes) > 0 {
+				windows = append(windows, list(pooled(modes, runtimeCPU)))
+			} else {
+				windows = append(windows, "—")
+			}
+		}
+		fmt.Fprintf(&b, "- %d pods: %s\n", s.Pods, strings.Join(windows, " | "))
+	}
+	return b.String()
+}
+
+// scaleRuns writes the scale table's heading and how each size ran.
+func scaleRuns(b *strings.Builder, sizes []Size, configs []Config) {
+	pods := make([]string, len(sizes))
+	for i, s := range sizes {
+		pods[i] = fmt.Sprint(s.Pods)
+	}
+	fmt.Fprintf(b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), scaleWhat(configs))
+	for _, s := range sizes {
+		m := s.Result.lead()[0]
+		per := "per gate value"
+		if cs := s.Result.configs(); !slices.Equal(cs, []Config{GateOff, GateOn}) {
+			per = fmt.Sprintf("per configuration (%s)", join(cs, ", "))
+		}
+		fmt.Fprintf(b, "- %d pods: %d round(s) %s on %s, %d idle window(s) of %.0f s and a %.0f s profile per round, %d single pods per round.\n",
+			s.Pods, len(s.Result.lead()), per, m.Runtime, len(m.KubeletCPU), m.WindowSeconds, m.ProfileSeconds, len(m.Mount))
+	}
+}
+
+// scaleTable writes the table of figures, each size's configurations and
+// ratios side by side.
+func scaleTable(b *strings.Builder, sizes []Size, configs []Config) {
+	ratios := ratioConfigs(configs)
+	var columns []string
+	for _, c := range configs {
+		columns = append(columns, short(c))
+	}
+	for _, c := range ratios {
+		columns = append(columns, ratioName(c))
+	}
+	b.WriteString("\n| figure |")
+	for _, s := range sizes {
+		for _, c := range columns {
+			if !strings.Contains(c, "/") {
+				c = fmt.Sprintf("%d %s", s.Pods, c)
+			}
+			fmt.Fprintf(b, " %s |", c)
+		}
+	}
+	fmt.Fprintf(b, "\n|---|%s\n", strings.Repeat("---|", len(sizes)*len(columns)))
+	for _, f := range scaleFigures(sizes[0].Result.lead()[0].RuntimeName()) {
+		if f.optional && !slices.ContainsFunc(sizes, func(s Size) bool {
+			return slices.ContainsFunc(Configs, func(c Config) bool { return !math.IsNaN(f.value(s.Result.Modes(c))) })
+		}) {
+			continue
+		}
+		fmt.Fprintf(b, "| %s (%s) |", f.name, f.unit)
+		for _, s := range sizes {
+			for _, c := range configs {
+				cell := "—"
+				if modes := s.Result.Modes(c); len(modes) > 0 {
+					cell = bench.Number(f.value(modes))
+				}
+				fmt.Fprintf(b, " %s |", cell)
+			}
+			for _, c := range ratios {
+				ratio := "—"
+				if len(s.Result.Modes(c)) > 0 && len(s.Result.On) > 0 {
+					ratio = bench.Ratio(f.value(s.Result.Modes(c)), f.value(s.Result.On), true)
+				}
+				fmt.Fprintf(b, " %s |", ratio)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// scaleGrowth writes how the idle CPU grew from the smallest size.
+func scaleGrowth(b *strings.Builder, sizes []Size, configs []Config) {
+	first := sizes[0]
+	b.WriteString("\nGrowth of the idle CPU from the smallest size, and in brackets per pod: the growth over the pod ratio (1.00x is linear in pods):\n\n| pods | pod ratio | process |")
+	for _, c := range configs {
+		fmt.Fprintf(b, " %s growth |", c)
+	}
+	fmt.Fprintf(b, "\n|---|---|---|%s\n", strings.Repeat("---|", len(configs)))
+	for _, s := range sizes[1:] {
+		ratio := float64(s.Pods) / float64(first.Pods)
+		for _, p := range []struct {
+			name string
+			of   samples
+		}{{"volume manager", vmCPU}, {"kubelet", kubeletCPU}} {
+			fmt.Fprintf(b, "| %d | %.2fx | %s |", s.Pods, ratio, p.name)
+			for _, c := range configs {
+				if len(s.Result.Modes(c)) == 0 || len(first.Result.Modes(c)) == 0 {
+					b.WriteString(" — |")
+					continue
+				}
+				cpu := func(r Result) float64 { return bench.Median(pooled(r.Modes(c), p.of)) }
+				growth := cpu(s.Result) / cpu(first.Result)
+				fmt.Fprintf(b, " %.2fx (%.2fx) |", growth, growth/ratio)
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+// scaleWhat names the configurations of a scale table in its heading.
+func scaleWhat(configs []Config) string {
+	switch {
+	case slices.Equal(configs, []Config{GateOff, GateOn}):
+		return "gate off against gate on"
+	case slices.Equal(configs, []Config{Stock, GateOff, GateOn}):
+		return "upstream's kubelet (stock) and the series with the gate off and on"
+	}
+	return join(configs, ", ")
 }

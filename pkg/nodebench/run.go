@@ -39,13 +39,12 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// churnVerbosity is the kubelet's --v while the single pods are deleted and
-// added (the pod workers' deletion lines are V(4)) and while the config maps
-// are updated (the operation generator logs a remount's MountVolume.SetUp at
-// V(4)).
+// churnVerbosity is the kubelet's --v while single pods are deleted and
+// added and config maps updated: the pod workers' deletion lines and a
+// remount's MountVolume.SetUp are V(4).
 const churnVerbosity = 4
 
-// Names of the loops' metrics and the loops and pass kinds they label.
+// The loops' metrics, and the loops and pass kinds they label.
 const (
 	iterationsMetric = "volume_manager_loop_iterations_total"
 	passesMetric     = "volume_manager_loop_passes_total"
@@ -56,8 +55,8 @@ var (
 	passKinds = []string{"full", "partial", "skipped"}
 )
 
-// cpuSample is the CPU of the kubelet, the runtime and, on a cluster node,
-// kube-apiserver and kube-controller-manager so far.
+// cpuSample is the CPU so far of the kubelet, the runtime and, on a cluster
+// node, kube-apiserver and kube-controller-manager.
 type cpuSample struct {
 	at                              time.Time
 	kubelet, runtime, apiserver, cm time.Duration
@@ -93,6 +92,92 @@ func paced(ctx context.Context, n *node.Node, count int, gap time.Duration, f fu
 	}
 	e, err := sampleCPU(n, nil)
 	return &ChurnCPU{Seconds: e.at.Sub(s.at).Seconds(), Kubelet: (e.kubelet - s.kubelet).Seconds(), Runtime: (e.runtime - s.runtime).Seconds()}, err
+}
+
+// Workload is what a benchmark runs on its node, by the node's kind:
+// Standalone or Cluster.
+type Workload interface {
+	// cluster is whether the node has a control plane (Result.Cluster).
+	cluster() bool
+	// configure sets what depends on the node's kind before it starts.
+	configure(o Options, no *node.Options, m *Mode)
+	// start starts the kubelet and, if the node has one, the control plane.
+	start(ctx context.Context, n *node.Node) (*cluster.Cluster, error)
+	// addIdle adds the idle pod name.
+	addIdle(ctx context.Context, r *runState, name string) error
+	// window records idle window w's CPU beyond the kubelet's and runtime's.
+	window(r *runState, w int, s0, s1 cpuSample)
+	// measure runs the kind's measurements after the idle windows (idleFrom to idleTo).
+	measure(ctx context.Context, r *runState, idle []string, idleFrom, idleTo time.Time) error
+	// estimate is how long a configuration takes beyond settling and the idle windows.
+	estimate(o Options) time.Duration
+}
+
+// Standalone runs a standalone kubelet with static pods: after the idle
+// windows it deletes and adds single pods, then adds pods whose containers
+// exit on their own, and crash-looping pods.
+type Standalone struct{}
+
+func (Standalone) cluster() bool                               { return false }
+func (Standalone) configure(Options, *node.Options, *Mode)     {}
+func (Standalone) window(*runState, int, cpuSample, cpuSample) {}
+func (Standalone) start(ctx context.Context, n *node.Node) (*cluster.Cluster, error) {
+	return nil, n.StartKubelet(ctx)
+}
+func (Standalone) addIdle(_ context.Context, r *runState, name string) error {
+	return r.n.AddPod(name, node.PodManifest(name, r.n.HostPathDir(), nil))
+}
+
+// estimate: the pods' start, the single pods, the exiting pods' 20 s and
+// the crash-looping pods' 30 s of warm-up beside their window.
+func (Standalone) estimate(o Options) time.Duration {
+	d := 90*time.Second + time.Duration(2*o.Singles)*o.Gap
+	if o.ExitPods > 0 {
+		d += 20 * time.Second
+	}
+	if o.CrashLoopPods > 0 {
+		d += 30*time.Second + o.CrashLoopWindow
+	}
+	return d
+}
+
+// Cluster runs a node registered with a control plane (etcd, kube-apiserver,
+// kube-controller-manager) and the project's CSI driver, with API pods: after
+// the idle windows it updates config maps in waves and times the remounts,
+// adds and deletes single pods of each of ClusterPodKinds, and counts the
+// kubelet's API requests in the idle windows and while the CSI pods churn.
+type Cluster struct{}
+
+func (Cluster) cluster() bool { return true }
+func (Cluster) configure(o Options, no *node.Options, m *Mode) {
+	m.Volumes, no.MaxPods = cluster.APIPodVolumes(false), max(o.Pods+o.Singles+10, node.DefaultMaxPods)
+}
+func (Cluster) start(ctx context.Context, n *node.Node) (*cluster.Cluster, error) {
+	return cluster.Start(ctx, n)
+}
+func (Cluster) addIdle(ctx context.Context, r *runState, name string) error {
+	_, err := r.cl.CreateAPIPod(ctx, cluster.APIPod{Name: name})
+	return err
+}
+func (Cluster) window(r *runState, w int, s0, s1 cpuSample) {
+	m := r.m
+	m.APIServerCPU = append(m.APIServerCPU, (s1.apiserver - s0.apiserver).Seconds())
+	m.ControllerManagerCPU = append(m.ControllerManagerCPU, (s1.cm - s0.cm).Seconds())
+	r.o.Logf("idle window %d/%d: kube-apiserver %.2f, kube-controller-manager %.2f CPU-s", w, r.o.Windows, m.APIServerCPU[w-1], m.ControllerManagerCPU[w-1])
+}
+
+// estimate: the control plane's start, each config map wave's 95 s, and
+// each pod kind's single pods with 20 s to go.
+func (Cluster) estimate(o Options) time.Duration {
+	return 2*time.Minute + time.Duration(o.ConfigMapWaves)*95*time.Second + time.Duration(len(ClusterPodKinds))*(time.Duration(2*o.Singles)*o.Gap+20*time.Second)
+}
+
+// runState is one configuration's measurement in progress.
+type runState struct {
+	o  Options
+	n  *node.Node
+	cl *cluster.Cluster // nil on a standalone node
+	m  *Mode
 }
 
 // Run measures one configuration on a fresh node: the idle pods added at
@@ -134,27 +219,18 @@ func Run(ctx context.Context, o Options, c Config) (Mode, error) {
 
 // prepare returns c's mode, its node's options and its kubelet binary.
 func prepare(ctx context.Context, o Options, c Config) (Mode, node.Options, string, error) {
-	gate, gates := c.FeatureGates()
-	m := Mode{Config: c, Gate: gate, Stock: c == Stock, Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
+	k := c.Kubelet(o.StockKubelet)
+	m := Mode{Config: c, Kubelet: k, Runtime: o.Runtime.Label(), Pods: o.Pods, Volumes: node.VolumesPerPod, WindowSeconds: o.Window.Seconds(), GapSeconds: o.Gap.Seconds()}
 	no := node.Options{
-		Out:          o.Out,
-		Work:         filepath.Join(o.Dir, c.WorkDir()),
-		Gate:         gate,
-		Gates:        gates,
-		Runtime:      o.Runtime,
-		PodEventsOff: o.PodEventsOff,
-		MaxPods:      max(o.Pods+o.ExitPods+o.CrashLoopPods, node.DefaultMaxPods),
-		Logf:         o.Logf,
+		Out:     o.Out,
+		Work:    filepath.Join(o.Dir, c.WorkDir()),
+		Kubelet: k,
+		Runtime: o.Runtime,
+		MaxPods: max(o.Pods+o.ExitPods+o.CrashLoopPods, node.DefaultMaxPods),
+		Logf:    o.Logf,
 	}
 	o.Workload.configure(o, &no, &m)
-	kubelet := node.KubeletBinary(o.Out)
-	if c == Stock {
-		if o.StockKubelet == "" {
-			return m, no, "", fmt.Errorf("no stock kubelet to run (Options.StockKubelet)")
-		}
-		no.Kubelet, no.StockKubelet, kubelet = o.StockKubelet, true, o.StockKubelet
-	}
-	m.Runtime = no.RuntimeLabel()
+	kubelet := k.Binary(o.Out)
 	out, err := exec.CommandContext(ctx, kubelet, "--version").Output()
 	if err != nil {
 		return m, no, "", fmt.Errorf("%s --version: %w", kubelet, err)
@@ -164,8 +240,8 @@ func prepare(ctx context.Context, o Options, c Config) (Mode, node.Options, stri
 	return m, no, kubelet, nil
 }
 
-// addIdle adds the idle pods at once, waits until they run, and lets the
-// node settle. It returns their names.
+// addIdle adds the idle pods at once, static or through the API, waits
+// until they run, and lets the node settle. It returns their names.
 func (r *runState) addIdle(ctx context.Context) ([]string, error) {
 	o := r.o
 	o.Logf("adding %d pods x %d volumes at once", o.Pods, r.m.Volumes)
@@ -195,7 +271,13 @@ func (r *runState) idleWindows(ctx context.Context) error {
 	itersBefore, passesBefore := loopCounts(ctx, n)
 	idleLength := time.Duration(o.Windows) * o.Window
 	o.Logf("profiling the kubelet through the idle windows (%v)", idleLength)
-	profiled := startProfile(ctx, n, idleLength)
+	var prof *profile.Profile
+	profiled := make(chan error, 1)
+	go func() {
+		var err error
+		prof, err = n.Profile(ctx, idleLength)
+		profiled <- err
+	}()
 	for w := 1; w <= o.Windows; w++ {
 		if err := r.idleWindow(ctx, w); err != nil {
 			return err
@@ -203,8 +285,7 @@ func (r *runState) idleWindows(ctx context.Context) error {
 	}
 	iters, passes := loopCounts(ctx, n)
 	m.Iterations, m.Passes = minus(iters, itersBefore), minus(passes, passesBefore)
-	prof, err := profiled()
-	if err != nil {
+	if err := <-profiled; err != nil {
 		return fmt.Errorf("profiling the kubelet: %w", err)
 	}
 	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
@@ -286,15 +367,34 @@ func minus(a, b map[string]float64) map[string]float64 {
 	return out
 }
 
+func (Standalone) measure(ctx context.Context, r *runState, idle []string, _, _ time.Time) error {
+	o, m := r.o, r.m
+	if err := runSingles(ctx, r.n, o, idle, m); err != nil {
+		return err
+	}
+	// Before the exiting and crash-looping pods: the trigger counts cover
+	// the same stretch of the run as the other figures.
+	r.readTriggers(ctx)
+	var err error
+	if o.ExitPods > 0 {
+		if m.ExitUnmount, m.ExitSteps, err = measureExits(ctx, r.n, o.ExitPods, o.ExitPoll, o.Logf); err != nil {
+			return err
+		}
+		m.ExitPollSeconds = o.ExitPoll.Seconds()
+	}
+	if o.CrashLoopPods > 0 {
+		m.CrashLoop, err = measureCrashLoop(ctx, r.n, o.CrashLoopPods, o.CrashLoopWindow, o.Logf)
+	}
+	return err
+}
+
 // runSingles deletes o.Singles of the idle static pods one at a time, o.Gap
-// apart, then adds as many new ones, at --v=4, and times their mounts,
-// unmounts and deletion phases from the kubelet's log.
+// apart, then adds as many new ones, at churnVerbosity (the mount waits at
+// the same --v as the deletions), and times their mounts, unmounts and
+// deletion phases from the kubelet's log.
 func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *Mode) error {
 	logf := o.Logf
 	count := min(o.Singles, o.Pods)
-	// The pod workers log the deletion's phases at V(4); the idle windows
-	// and the profile ran at the default --v, and the mount waits of the
-	// pods added below are timed at the same --v as the deletions.
 	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
 		return err
 	}
@@ -338,16 +438,15 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 	return nil
 }
 
-// singlePods are the idle pods a standalone node deleted one at a time and
-// the pods it added after them, with when each was deleted or added.
+// singlePods are the idle pods deleted one at a time and the pods added
+// after them, with when each was deleted or added.
 type singlePods struct {
 	removed, added     []string
 	removedAt, addedAt []time.Time
 }
 
 // waits records the idle, deleted and added pods' volume waits from the
-// kubelet's log. Every pod's waits are logged before its containers run,
-// or right after it is deleted.
+// kubelet's log.
 func (s singlePods) waits(n *node.Node, idle []string, m *Mode) error {
 	waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 	if err != nil {
@@ -406,41 +505,12 @@ func (s singlePods) deletionPhases(n *node.Node, m *Mode) (int, error) {
 	return whole, nil
 }
 
-// runCluster updates the idle pods' config maps in waves at --v=4 and times
-// the volume manager's remounts meanwhile, then adds and deletes the single
-// pods of each kind, and counts the kubelet's API requests in the idle
-// windows (from idleFrom to idleTo) and while the CSI pods come and go.
-func runCluster(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, idle []string, idleFrom, idleTo time.Time, m *Mode) error {
+func (Cluster) measure(ctx context.Context, r *runState, idle []string, idleFrom, idleTo time.Time) error {
+	o, n, cl, m := r.o, r.n, r.cl, r.m
 	if min(o.ConfigMaps, len(idle)) > 0 && o.ConfigMapWaves > 0 {
-		if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+		if err := r.configMapWaves(ctx, idle); err != nil {
 			return err
 		}
-		from := time.Now()
-		for range o.ConfigMapWaves {
-			if err := configMapWave(ctx, n, cl, o, idle, m); err != nil {
-				return err
-			}
-		}
-		// Syncs of the last seconds may have their remounts logged after
-		// the verbosity is back.
-		to := time.Now().Add(-5 * time.Second)
-		if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
-			return err
-		}
-		var missed int
-		remounts, err := kubeletlog.ParseFile(n.KubeletLog(), func(r io.Reader) (ds []time.Duration, err error) {
-			ds, missed, err = kubeletlog.ParseRemounts(r, from, to)
-			return ds, err
-		})
-		if err != nil {
-			return err
-		}
-		for _, d := range remounts {
-			m.Remount = append(m.Remount, d.Seconds())
-		}
-		m.RemountMissed = missed
-		o.Logf("pod sync → volumes remounted: p50 %.1f ms, p99 %.1f ms over %d syncs, %d with no remount logged",
-			1000*bench.Quantile(m.Remount, 0.5), 1000*bench.Quantile(m.Remount, 0.99), len(m.Remount), missed)
 	}
 	m.Kinds = map[string]*KindTimes{}
 	var churnFrom time.Time // the CSI kinds come last
@@ -463,12 +533,46 @@ func runCluster(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Option
 		m.APIRequests[phase] = cluster.CountAPIRequests(reqs, w[0], w[1])
 		o.Logf("the kubelet's API requests, %s: %s in %.0f s", phase, formatCounts(m.APIRequests[phase].Count), w[1].Sub(w[0]).Seconds())
 	}
+	r.readTriggers(ctx)
 	return nil
 }
 
-// churn adds o.Singles API pods of a kind one at a time, o.Gap apart, waits
-// until they run, then deletes them one at a time and waits until they are
-// gone and, for CSI pods, their volumes detached, and returns their times.
+// configMapWaves updates the idle pods' config maps in waves at
+// churnVerbosity, and times the volume manager's remounts meanwhile.
+func (r *runState) configMapWaves(ctx context.Context, idle []string) error {
+	o, n, m := r.o, r.n, r.m
+	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
+		return err
+	}
+	from := time.Now()
+	for range o.ConfigMapWaves {
+		if err := configMapWave(ctx, n, r.cl, o, idle, m); err != nil {
+			return err
+		}
+	}
+	// Syncs of the last seconds may have their remounts logged after the
+	// verbosity is back.
+	to := time.Now().Add(-5 * time.Second)
+	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
+		return err
+	}
+	remounts, err := kubeletlog.ParseFile(n.KubeletLog(), func(r io.Reader) (ds []time.Duration, err error) {
+		ds, m.RemountMissed, err = kubeletlog.ParseRemounts(r, from, to)
+		return ds, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range remounts {
+		m.Remount = append(m.Remount, d.Seconds())
+	}
+	o.Logf("pod sync → volumes remounted: p50 %.1f ms, p99 %.1f ms over %d syncs, %d with no remount logged",
+		1000*bench.Quantile(m.Remount, 0.5), 1000*bench.Quantile(m.Remount, 0.99), len(m.Remount), m.RemountMissed)
+	return nil
+}
+
+// churn adds o.Singles API pods of a kind one at a time, o.Gap apart, then
+// deletes them likewise, and returns their times.
 func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, kind PodKind) (*KindTimes, error) {
 	names := make([]string, o.Singles)
 	created, deleted := make([]time.Time, o.Singles), make([]time.Time, o.Singles)
@@ -513,8 +617,7 @@ func churn(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, ki
 
 // waitGone waits until the pods names of kind are gone from the API server,
 // their unmount waits logged (a pod may be gone before its worker's last
-// sync logs it) and, for CSI pods, their volumes detached, and returns the
-// kubelet's volume waits.
+// sync logs it) and, for CSI pods, their volumes detached.
 func waitGone(ctx context.Context, n *node.Node, cl *cluster.Cluster, kind PodKind, names []string) (kubeletlog.VolumeWaits, error) {
 	for deadline := time.Now().Add(3 * time.Minute); ; {
 		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
@@ -545,8 +648,8 @@ func waitGone(ctx context.Context, n *node.Node, cl *cluster.Cluster, kind PodKi
 	}
 }
 
-// kindTimes are the times of the pods names of kind, created and deleted
-// at the given times, from the kubelet's volume waits and the attacher.
+// kindTimes are the times of the pods names of kind from the kubelet's
+// volume waits and the attacher.
 func kindTimes(cl *cluster.Cluster, kind PodKind, names []string, created, deleted []time.Time, waits kubeletlog.VolumeWaits) *KindTimes {
 	t := &KindTimes{}
 	for i, name := range names {
@@ -628,12 +731,10 @@ func configMapWave(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Opt
 	return nil
 }
 
-// The exiting pods' containers sleep from exitMin to exitMax, spread evenly,
-// so that their exits do not coincide.
-const exitMin, exitMax = 3 * time.Second, 8 * time.Second
-
-// exitTimeout bounds the wait for every exiting pod's volumes to go.
-const exitTimeout = 3 * time.Minute
+// The exiting pods' containers sleep from exitMin to exitMax, spread evenly
+// so that their exits do not coincide; exitTimeout bounds the wait for
+// their volumes to go.
+const exitMin, exitMax, exitTimeout = 3 * time.Second, 8 * time.Second, 3 * time.Minute
 
 // exitAfter is how long the i-th of n exiting pods' container sleeps.
 func exitAfter(i, n int) time.Duration {
@@ -644,10 +745,10 @@ func exitAfter(i, n int) time.Duration {
 }
 
 // measureExits adds count pods with restartPolicy Never whose container
-// exits on its own (node.ExitingPodManifest) and returns, for each, the
-// seconds from its container's finishedAt, as the runtime reports it, to the
-// first look at /proc/self/mountinfo, every poll, that finds no mount left
-// under the pod's volumes directory. Nothing deletes the pods.
+// exits on its own, and returns for each the seconds from its container's
+// finishedAt (the runtime's) to the first read of /proc/self/mountinfo,
+// every poll, with no mount left under the pod's volumes directory, and
+// its ExitSteps.
 func measureExits(ctx context.Context, n *node.Node, count int, poll time.Duration, logf func(string, ...any)) ([]float64, map[string][]float64, error) {
 	logf("adding %d pods with restartPolicy Never whose container exits on its own after %v to %v, at --v=%d", count, exitMin, exitMax, churnVerbosity)
 	if err := n.SetVerbosity(ctx, churnVerbosity); err != nil {
@@ -667,8 +768,7 @@ func measureExits(ctx context.Context, n *node.Node, count int, poll time.Durati
 }
 
 // exitLatencies adds the exiting pods and times each from its container's
-// exit to its volumes unmounted; it also returns the exited containers by
-// ID.
+// exit to its volumes unmounted; it also returns the exited containers.
 func exitLatencies(ctx context.Context, n *node.Node, count int, poll time.Duration) ([]float64, map[string]container, error) {
 	names := map[string]bool{}
 	for i := range count {
@@ -748,8 +848,8 @@ func exitLatencies(ctx context.Context, n *node.Node, count int, poll time.Durat
 	return latencies, exited, nil
 }
 
-// mountedPods are the UIDs of the pods that have a mount in mounts under
-// their volumes directory, podsDir/<uid>/volumes.
+// mountedPods are the UIDs of the pods with a mount in mounts under
+// podsDir/<uid>/volumes.
 func mountedPods(mounts iter.Seq[string], podsDir string) map[string]bool {
 	pods := map[string]bool{}
 	for m := range mounts {
@@ -764,8 +864,7 @@ func mountedPods(mounts iter.Seq[string], podsDir string) map[string]bool {
 	return pods
 }
 
-// container is a container as crictl inspect --output json reports it;
-// FinishedAt is the CRI's, in nanoseconds, as RFC 3339.
+// container is a container as crictl inspect --output json reports it.
 type container struct {
 	Status struct {
 		State      string            `json:"state"`
@@ -778,7 +877,7 @@ type container struct {
 // podUID is the UID of the container's pod.
 func (c container) podUID() string { return c.Status.Labels["io.kubernetes.pod.uid"] }
 
-// inspectExits adds the exit containers the runtime reports exited to
+// inspectExits adds the exiting containers the runtime reports exited to
 // exited, by pod UID.
 func inspectExits(ctx context.Context, n *node.Node, exited map[string]container) error {
 	ids, err := n.Crictl(ctx, "ps", "--all", "--quiet", "--name", "^"+node.ExitContainer+"$")
@@ -838,8 +937,7 @@ func waitRunning(ctx context.Context, n *node.Node, want int, timeout time.Durat
 const memorySampleEvery = 5 * time.Second
 
 // sampleRSS reads the kubelet's resident set and its anonymous part in MiB
-// every memorySampleEvery for d, from /proc: the reads cost the kubelet
-// nothing.
+// every memorySampleEvery for d, from /proc, which costs the kubelet nothing.
 func sampleRSS(ctx context.Context, n *node.Node, d time.Duration) (rss, anon []float64, err error) {
 	for end := time.Now().Add(d); ; {
 		left := time.Until(end)
@@ -863,23 +961,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-time.After(d):
 		return nil
-	}
-}
-
-// startProfile starts a d-long CPU profile of the kubelet and returns a
-// function that waits for it.
-func startProfile(ctx context.Context, n *node.Node, d time.Duration) func() (*profile.Profile, error) {
-	type result struct {
-		p   *profile.Profile
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		p, err := n.Profile(ctx, d)
-		done <- result{p, err}
-	}()
-	return func() (*profile.Profile, error) {
-		r := <-done
-		return r.p, r.err
 	}
 }

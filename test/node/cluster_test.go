@@ -31,26 +31,6 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// requireCluster skips the test unless EVM_NODE=cluster (make
-// node-test-cluster) asks for it, and fails it if a cluster node cannot run
-// here although it was asked for.
-func requireCluster(t *testing.T) {
-	t.Helper()
-	if os.Getenv("EVM_NODE") != "cluster" {
-		t.Skip("cluster-node test: make node-test-cluster runs it (EVM_NODE=cluster)")
-	}
-	rt, _, err := node.RuntimeFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := node.Preflight(outDir(t), rt); err != nil {
-		t.Fatalf("EVM_NODE=cluster, but %v", err)
-	}
-	if err := cluster.Preflight(outDir(t)); err != nil {
-		t.Fatalf("EVM_NODE=cluster, but %v", err)
-	}
-}
-
 // mountID is the mount ID (/proc/self/mountinfo's first field) of the mount
 // at path, or "" if nothing is mounted there.
 func mountID(t *testing.T, path string) string {
@@ -74,17 +54,23 @@ func apiPodRunning(t *testing.T, c *cluster.Cluster, p cluster.APIPod) (cid, uid
 // waitAPIPodRunning waits until an API pod's container runs.
 func waitAPIPodRunning(t *testing.T, c *cluster.Cluster, name string) (cid, uid string) {
 	t.Helper()
-	n := c.Node()
-	eventually(t, 2*time.Minute, name+"'s container runs", func() (bool, error) {
-		var err error
-		cid, err = n.RunningContainer(t.Context(), name, "bb")
-		return cid != "", err
-	})
+	cid = containerRunning(t, c.Node(), name)
 	uid, err := c.APIPodUID(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cid, uid
+}
+
+// waitDetached waits until the kubelet has removed the directory of the
+// deleted API pod name, whose UID is uid, and its volume is detached; what
+// prefixes the failure.
+func waitDetached(t *testing.T, c *cluster.Cluster, what, name, uid string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, what+name+"'s directory is removed and its volume detached", func() (bool, error) {
+		_, err := os.Stat(c.Node().PodDir(uid))
+		return os.IsNotExist(err) && !c.Attacher().Times(cluster.PVName(name)).Detached.IsZero(), nil
+	})
 }
 
 // volumesAttached are the volumes the node's status lists as attached.
@@ -118,9 +104,7 @@ func TestClusterNode(t *testing.T) {
 }
 
 func testClusterNode(t *testing.T, gate bool) {
-	c := startCluster(t, func(o *node.Options) {
-		o.Gate = gate
-	})
+	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(gate) })
 	n := c.Node()
 	ctx := t.Context()
 
@@ -200,16 +184,11 @@ func testClusterNode(t *testing.T, gate bool) {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	eventually(t, time.Minute, "the volume manager's actual state matches its desired state after the restart", func() (bool, error) {
-		m := metrics(t, n)
-		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
-		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
-		want := float64(cluster.APIPodVolumes(true))
-		if rotate {
-			want += float64(cluster.APIPodVolumes(false) + 1)
-		}
-		return asw == dsw && asw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
-	})
+	want := float64(cluster.APIPodVolumes(true))
+	if rotate {
+		want += float64(cluster.APIPodVolumes(false) + 1)
+	}
+	waitVolumesMatch(t, n, time.Minute, "the volume manager's actual state matches its desired state after the restart", want)
 	t.Logf("kubelet restarted → actual state matches desired after %v", time.Since(restarted).Round(time.Millisecond))
 	if got, err := n.RunningContainer(ctx, "csi", "bb"); err != nil || got != cid {
 		t.Errorf("the container is %q (%v) after the kubelet restart, want %q still running", got, err, cid)
@@ -248,16 +227,10 @@ func testClusterNode(t *testing.T, gate bool) {
 	if err := c.DeleteAPIPod(ctx, "csi"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the pod's directory is removed", func() (bool, error) {
-		_, err := os.Stat(n.PodDir(uid))
-		return os.IsNotExist(err), nil
-	})
+	waitDetached(t, c, "", "csi", uid)
 	if id := mountID(t, mountDir); id != "" {
 		t.Errorf("the CSI volume is still mounted at %s", mountDir)
 	}
-	eventually(t, 2*time.Minute, "the VolumeAttachment is detached", func() (bool, error) {
-		return !c.Attacher().Times(cluster.PVName("csi")).Detached.IsZero(), nil
-	})
 	detached := time.Since(deleted)
 	t.Logf("deleted → directory removed and volume detached after %v", detached.Round(time.Millisecond))
 	// Upstream detaches only after its next periodic node status update
@@ -272,4 +245,144 @@ func testClusterNode(t *testing.T, gate bool) {
 	if m := metrics(t, n); gate && !m.Has("volume_manager_loop_passes_total") {
 		t.Errorf("gate on, but the kubelet has no volume_manager_loop_passes_total")
 	}
+}
+
+// outageWindow is how long kube-apiserver is down, and how long each of the
+// request rates around the outage is measured.
+const outageWindow = 30 * time.Second
+
+// outageRates are the kubelet's API requests per second around an outage.
+// Before and after it they are the requests the API server received from
+// the kubelet, from its audit log (apiserver_request_total has no client
+// label); during it, when there is no API server to count them, the
+// attempts the kubelet's own client counted (rest_client_requests_total).
+// "After" is the window that starts at the first request the returned API
+// server received from the kubelet, so that its start-up is not in it.
+// peakAfter is the most requests the API server received from the kubelet
+// within any second after it returned.
+type outageRates struct {
+	before, during, after float64
+	peakAfter             int
+}
+
+// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, gate
+// off and on, right after CSI pods were created and others deleted. While it
+// is gone the kubelet must not spin, and when it returns it must not flood
+// it: with the gate on, the kubelet's request rate during and after the
+// outage and its busiest second after it stay within what upstream's
+// kubelet does (gate off) plus a margin. Every pod created mounts its
+// volume, every pod deleted has its directory removed and its volume
+// detached, and nothing is left mounted.
+func TestAPIOutage(t *testing.T) {
+	requireCluster(t)
+	rates := map[bool]outageRates{}
+	for _, gate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) {
+			rates[gate] = testAPIOutage(t, gate)
+		})
+	}
+	off, on := rates[false], rates[true]
+	if t.Failed() {
+		return
+	}
+	within := func(on, off, slack float64) bool { return on <= max(1.5*off, off+slack) }
+	if !within(on.during, off.during, 1) || !within(on.after, off.after, 1) || !within(float64(on.peakAfter), float64(off.peakAfter), 10) {
+		t.Errorf("gate on, the kubelet's requests around the outage exceed upstream's: %+v, gate off %+v", on, off)
+	}
+}
+
+func testAPIOutage(t *testing.T, gate bool) outageRates {
+	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(gate) })
+	n := c.Node()
+	ctx := t.Context()
+	uids := map[string]string{}
+	for i := range 4 {
+		name := fmt.Sprintf("kept-%d", i)
+		_, uids[name] = apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
+	}
+	attempts := func() float64 { return metrics(t, n).Sum("rest_client_requests_total") }
+	beforeFrom := time.Now()
+	time.Sleep(outageWindow)
+
+	// Work the API server's return must finish: two pods created and two
+	// deleted just before it goes.
+	created, deleted := []string{"new-0", "new-1"}, []string{"kept-0", "kept-1"}
+	for _, name := range created {
+		if _, err := c.CreateAPIPod(ctx, cluster.APIPod{Name: name, CSI: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range deleted {
+		if err := c.DeleteAPIPod(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r outageRates
+	a0 := attempts()
+	c.StopAPIServer()
+	time.Sleep(outageWindow)
+	r.during = (attempts() - a0) / outageWindow.Seconds()
+	back := time.Now()
+	if err := c.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// kubeletRequests are the requests the API server received from the
+	// kubelet, all counted under one key.
+	kubeletRequests := func() []cluster.APIRequest {
+		reqs, err := c.KubeletAPIRequests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range reqs {
+			reqs[i].Key = "all"
+		}
+		return reqs
+	}
+	time.Sleep(outageWindow)
+	all := kubeletRequests()
+	var returned time.Time
+	for _, q := range all {
+		if !q.At.Before(back) && (returned.IsZero() || q.At.Before(returned)) {
+			returned = q.At
+		}
+	}
+	if returned.IsZero() {
+		t.Fatalf("kube-apiserver received no request from the kubelet in the %v after it was started again", outageWindow)
+	}
+	t.Logf("the kubelet's first request reached kube-apiserver %v after it was started again", returned.Sub(back).Round(time.Millisecond))
+	if rest := time.Until(returned.Add(outageWindow)); rest > 0 {
+		time.Sleep(rest + time.Second)
+		all = kubeletRequests()
+	}
+	before := cluster.CountAPIRequests(all, beforeFrom, beforeFrom.Add(outageWindow))
+	after := cluster.CountAPIRequests(all, returned, returned.Add(outageWindow))
+	r.before, r.after = float64(before.Count["all"])/before.Seconds, float64(after.Count["all"])/after.Seconds
+	r.peakAfter = after.MaxInSecond["all"]
+	t.Logf("the kubelet's API requests per second: %.2f received before the outage, %.2f attempted during it, %.2f received in the %v after it; at most %d received in any second after it",
+		r.before, r.during, r.after, outageWindow, r.peakAfter)
+
+	for _, name := range created {
+		cid, uid := waitAPIPodRunning(t, c, name)
+		uids[name] = uid
+		if got, err := n.Exec(ctx, cid, "sh", "-c", "echo "+name+" > /csi/file && cat /csi/file"); err != nil || got != name {
+			t.Errorf("%s's CSI volume after the outage: %q, %v", name, got, err)
+		}
+	}
+	gone := func(names ...string) {
+		for _, name := range names {
+			waitDetached(t, c, "", name, uids[name])
+		}
+	}
+	gone(deleted...)
+	rest := []string{"kept-2", "kept-3", "new-0", "new-1"}
+	for _, name := range rest {
+		if err := c.DeleteAPIPod(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone(rest...)
+	if left := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods"), filepath.Join(n.KubeletRoot(), "plugins", "kubernetes.io", "csi")); len(left) > 0 {
+		t.Errorf("mounts left after every pod was deleted: %v", left)
+	}
+	return r
 }

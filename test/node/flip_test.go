@@ -75,7 +75,7 @@ func (f flip) String() string {
 // flip must keep.
 func TestGateFlip(t *testing.T) {
 	require(t, false)
-	n := startNode(t, func(o *node.Options) { o.Gate = false })
+	n := startNode(t, func(o *node.Options) { o.Kubelet = seriesKubelet(false) })
 	runFlips(t, n, []flip{{gate: true}, {gate: false}, {gate: true, restartRuntime: true}, {gate: false, restartRuntime: true}})
 }
 
@@ -89,7 +89,7 @@ func TestBinarySwap(t *testing.T) {
 	if _, err := os.Stat(stock); err != nil {
 		t.Fatalf("upstream's kubelet is missing (%v): make kubelet-stock builds it", err)
 	}
-	n := startNode(t, func(o *node.Options) { o.Gate, o.Kubelet, o.StockKubelet = false, stock, true })
+	n := startNode(t, func(o *node.Options) { o.Kubelet = node.StockKubelet(stock, false) })
 	runFlips(t, n, []flip{{gate: true}, {stock: true}})
 }
 
@@ -161,14 +161,11 @@ func runFlips(t *testing.T, n *node.Node, flips []flip) {
 func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time.Duration {
 	t.Helper()
 	n.StopKubelet()
-	stock := ""
+	k := seriesKubelet(f.gate)
 	if f.stock {
-		stock = filepath.Join(outDir(t), "bin", "kubelet-stock")
+		k = node.StockKubelet("", false) // make kubelet-stock's
 	}
-	if err := n.SetKubelet(stock, f.stock); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.SetGate(f.gate); err != nil {
+	if err := n.SetKubelet(k); err != nil {
 		t.Fatal(err)
 	}
 	if f.restartRuntime {
@@ -194,15 +191,7 @@ func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time
 		t.Fatal(err)
 	}
 	want := float64(volumes)
-	eventually(t, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", func() (bool, error) {
-		m, err := n.Metrics(t.Context())
-		if err != nil {
-			return false, err
-		}
-		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
-		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
-		return asw == want && dsw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
-	})
+	waitVolumesMatch(t, n, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", want)
 	took := time.Since(started)
 	reconstructed = kubeletLogCount(t, n, reconstructedLine) - reconstructed
 	failed = kubeletLogCount(t, n, reconstructionFailedLine) - failed
@@ -256,9 +245,10 @@ func onOff(gate bool) string {
 // in place, and records its UID.
 func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
 	t.Helper()
+	var cs map[string]node.Container
 	eventually(t, 5*time.Minute, "every flip pod's container runs", func() (bool, error) {
-		cs, err := n.RunningContainers(t.Context(), "bb")
-		if err != nil {
+		var err error
+		if cs, err = n.RunningContainers(t.Context(), "bb"); err != nil {
 			return false, err
 		}
 		for _, p := range pods {
@@ -268,10 +258,6 @@ func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
 		}
 		return true, nil
 	})
-	cs, err := n.RunningContainers(t.Context(), "bb")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range pods {
 		p.container = cs[p.podName]
 		p.uid = checkVolumes(t, n, p.podName, p.container.ID)
@@ -388,9 +374,7 @@ const clusterFlipPods = 4
 // volume unmounted and detached.
 func TestClusterGateFlip(t *testing.T) {
 	requireCluster(t)
-	c := startCluster(t, func(o *node.Options) {
-		o.Gate = false
-	})
+	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(false) })
 	n := c.Node()
 	pods := map[string]*flipPod{}
 	for i := range clusterFlipPods {
@@ -434,10 +418,7 @@ func TestClusterGateFlip(t *testing.T) {
 			if err := c.DeleteAPIPod(t.Context(), name); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 2*time.Minute, what+": "+name+"'s directory is removed and its volume detached", func() (bool, error) {
-				_, err := os.Stat(n.PodDir(uid))
-				return os.IsNotExist(err) && !c.Attacher().Times(cluster.PVName(name)).Detached.IsZero(), nil
-			})
+			waitDetached(t, c, what+": ", name, uid)
 			delete(pods, name)
 		}
 	}

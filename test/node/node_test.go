@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"evented-volume-manager/pkg/cluster"
+	"evented-volume-manager/pkg/kep"
 	"evented-volume-manager/pkg/kubeletlog"
 	"evented-volume-manager/pkg/node"
 )
@@ -77,7 +78,27 @@ func require(t *testing.T, smoke bool) {
 	default:
 		t.Skip("real-node test: make node-test runs it (EVM_NODE=full), and make test runs the smoke test as root (EVM_NODE=smoke)")
 	}
-	rt, _, err := node.RuntimeFromEnv()
+	preflight(t)
+}
+
+// requireCluster skips the test unless EVM_NODE=cluster (make
+// node-test-cluster) asks for it, and fails it if a cluster node cannot run
+// here although it was asked for.
+func requireCluster(t *testing.T) {
+	t.Helper()
+	if os.Getenv("EVM_NODE") != "cluster" {
+		t.Skip("cluster-node test: make node-test-cluster runs it (EVM_NODE=cluster)")
+	}
+	preflight(t)
+	if err := cluster.Preflight(outDir(t)); err != nil {
+		t.Fatalf("EVM_NODE=cluster, but %v", err)
+	}
+}
+
+// preflight fails the test if the node EVM_NODE asks for cannot run here.
+func preflight(t *testing.T) {
+	t.Helper()
+	rt, err := node.RuntimeFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +118,11 @@ func startNode(t *testing.T, options ...func(*node.Options)) *node.Node {
 		t.Fatalf("starting the kubelet: %v", err)
 	}
 	return n
+}
+
+// seriesKubelet is the series' kubelet with the EventedVolumeManager gate.
+func seriesKubelet(gate bool) node.Kubelet {
+	return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: gate})
 }
 
 // startCluster starts a cluster node (pkg/cluster) with the gate on and
@@ -121,17 +147,16 @@ func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 	before := node.TakeSnapshot()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	rt, eventsOff, err := node.RuntimeFromEnv()
+	rt, err := node.RuntimeFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := node.Options{
-		Out:          out,
-		Work:         filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
-		Gate:         true,
-		Runtime:      rt,
-		PodEventsOff: eventsOff,
-		Logf:         t.Logf,
+		Out:     out,
+		Work:    filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
+		Kubelet: seriesKubelet(true),
+		Runtime: rt,
+		Logf:    t.Logf,
 	}
 	for _, option := range options {
 		option(&o)
@@ -158,15 +183,13 @@ func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	var lastErr error
 	for {
 		ok, err := cond()
 		if ok {
 			return
 		}
-		lastErr = err
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v (last error: %v)", what, timeout, lastErr)
+			t.Fatalf("%s: not within %v (last error: %v)", what, timeout, err)
 		}
 		select {
 		case <-t.Context().Done():
@@ -183,7 +206,20 @@ func addPod(t *testing.T, n *node.Node, name string, annotations map[string]stri
 	if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), annotations)); err != nil {
 		t.Fatal(err)
 	}
-	return podRunning(t, n, name)
+	return n.PodName(name), containerRunning(t, n, n.PodName(name))
+}
+
+// containerRunning waits until the container of the pod the kubelet calls
+// podName runs, and returns its ID.
+func containerRunning(t *testing.T, n *node.Node, podName string) string {
+	t.Helper()
+	var cid string
+	eventually(t, 2*time.Minute, podName+"'s container runs", func() (bool, error) {
+		var err error
+		cid, err = n.RunningContainer(t.Context(), podName, "bb")
+		return cid != "", err
+	})
+	return cid
 }
 
 // checkVolumes checks what the container sees in each of its volumes, and
@@ -225,9 +261,59 @@ func removePod(t *testing.T, n *node.Node, name, uid string) {
 	if err := n.RemovePod(name); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, n.PodName(name)+"'s directory is removed", func() (bool, error) {
-		_, err := os.Stat(n.PodDir(uid))
-		return os.IsNotExist(err), nil
+	waitRemoved(t, n, time.Minute, n.PodName(name)+"'s directory is removed", uid)
+}
+
+// waitRemoved waits until the kubelet has removed the directories of the
+// pods with uids.
+func waitRemoved(t *testing.T, n *node.Node, timeout time.Duration, what string, uids ...string) {
+	t.Helper()
+	eventually(t, timeout, what, func() (bool, error) {
+		for _, uid := range uids {
+			if _, err := os.Stat(n.PodDir(uid)); !os.IsNotExist(err) {
+				return false, fmt.Errorf("%s remains", n.PodDir(uid))
+			}
+		}
+		return true, nil
+	})
+}
+
+// waitVolumeWaits waits until the kubelet has logged the end of each pod's
+// mount wait, if mount is set, and of its unmount wait, if unmount is.
+func waitVolumeWaits(t *testing.T, n *node.Node, timeout time.Duration, what string, mount, unmount bool, podNames ...string) kubeletlog.VolumeWaits {
+	t.Helper()
+	var waits kubeletlog.VolumeWaits
+	eventually(t, timeout, what, func() (bool, error) {
+		var err error
+		if waits, err = kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits); err != nil {
+			return false, err
+		}
+		for _, p := range podNames {
+			if _, ok := waits.Mount["default/"+p]; mount && !ok {
+				return false, fmt.Errorf("%s has no volume-ready line", p)
+			}
+			if _, ok := waits.Unmount["default/"+p]; unmount && !ok {
+				return false, fmt.Errorf("%s has no \"All volumes are unmounted\" line", p)
+			}
+		}
+		return true, nil
+	})
+	return waits
+}
+
+// waitVolumesMatch waits until the volume manager's actual state of world,
+// rebuilt from disk after a kubelet restart, holds want volumes, as its
+// desired state does.
+func waitVolumesMatch(t *testing.T, n *node.Node, timeout time.Duration, what string, want float64) {
+	t.Helper()
+	eventually(t, timeout, what, func() (bool, error) {
+		m, err := n.Metrics(t.Context())
+		if err != nil {
+			return false, err
+		}
+		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
+		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
+		return asw == want && dsw == want, fmt.Errorf("actual %v, desired %v, want %v", asw, dsw, want)
 	})
 }
 
@@ -238,6 +324,28 @@ func metrics(t *testing.T, n *node.Node) node.Metrics {
 		t.Fatalf("scraping the kubelet's metrics: %v", err)
 	}
 	return m
+}
+
+// checkKEPMetrics checks that the series' metrics in m, a scrape of the
+// kubelet's /metrics with the gate on, are kep.yaml's metrics and KEP.md's
+// metrics table, with the table's types and labels.
+func checkKEPMetrics(t *testing.T, m node.Metrics) {
+	t.Helper()
+	sets, table, err := kep.Documented(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposed, unseen, err := kep.Exposed(m, table)
+	if err != nil {
+		t.Error(err)
+	}
+	if len(unseen) > 0 {
+		t.Logf("not checked: /metrics shows a metric with labels once it has a value, and %v have none yet", unseen)
+	}
+	sets["the kubelet's /metrics"] = exposed
+	if err := kep.Compare(sets); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestNodeSmoke runs one pod with emptyDir, hostPath and downwardAPI volumes
@@ -260,14 +368,7 @@ func TestNodeSmoke(t *testing.T) {
 	removePod(t, n, "smoke", uid)
 	// The pod worker's WaitForUnmount and the housekeeping that removes the
 	// pod's directory run independently: wait for the log line too.
-	var waits kubeletlog.VolumeWaits
-	eventually(t, 30*time.Second, "the kubelet logs the pod's mount and unmount waits", func() (bool, error) {
-		var err error
-		waits, err = kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
-		_, mounted := waits.Mount["default/"+podName]
-		_, unmounted := waits.Unmount["default/"+podName]
-		return mounted && unmounted, err
-	})
+	waits := waitVolumeWaits(t, n, 30*time.Second, "the kubelet logs the pod's mount and unmount waits", true, true, podName)
 	t.Logf("volume-ready wait %v, unmount wait %v", waits.Mount["default/"+podName], waits.Unmount["default/"+podName])
 }
 
@@ -283,39 +384,23 @@ const (
 // that the watcher tried and does not retry in a busy loop.
 func waitForStream(t *testing.T, n *node.Node) {
 	t.Helper()
-	if n.StreamsEvents() {
-		eventually(t, 30*time.Second, "the runtime event stream is connected", func() (bool, error) {
-			return metrics(t, n).Sum(streamConnections) >= 1, nil
-		})
-		return
+	metric, what := streamConnections, "the runtime event stream is connected"
+	if !n.StreamsEvents() {
+		metric, what = streamFailures, "the watcher's first stream attempt fails"
 	}
-	eventually(t, 30*time.Second, "the watcher's first stream attempt fails", func() (bool, error) {
-		return metrics(t, n).Sum(streamFailures) >= 1, nil
+	eventually(t, 30*time.Second, what, func() (bool, error) {
+		return metrics(t, n).Sum(metric) >= 1, nil
 	})
 }
 
-// checkTimerOnly checks a node whose runtime streams no events: since since,
-// the watcher retried the stream on its backoff (100 ms doubling to a 30 s
-// cap: 9 attempts in the first 51 s, then one every 30 s), not in a busy
-// loop. (A runtime that accepts the stream and closes it at once, as CRI-O
-// with pod events off does, counts a connection each time.)
-func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
-	t.Helper()
-	attempts := metrics(t, n).Sum(streamFailures)
-	if limit := time.Since(since).Seconds()/30 + 10; attempts > limit {
-		t.Errorf("%v stream attempts in %v, more than %v: a busy loop", attempts, time.Since(since).Round(time.Second), limit)
-	}
-	t.Logf("stream attempts %v in %v", attempts, time.Since(since).Round(time.Second))
-}
-
-// TestRuntimeRestarts SIGKILLs the container runtime ten times (five for
-// CRI-O), 6 to 9 s apart, with EventedVolumeManager on. Each time a pod is
-// added during the outage; when the runtime answers again EventedPLEG's
-// watcher, which the gate runs, has its CRI event stream back within its
-// reconnect backoff, and the pod gets its volumes within the fallback
-// period's cap. Afterwards a container that exits on its own gets its pod
-// relisted at once, through the stream. On a runtime without events the pods still get their
-// volumes within the cap, and the stream is retried at its slow period only.
+// TestRuntimeRestarts SIGKILLs the container runtime ten times, 6 to 9 s
+// apart, with EventedVolumeManager on. Each time a pod is added during the
+// outage; when the runtime answers again EventedPLEG's watcher, which the
+// gate runs, has its CRI event stream back within its reconnect backoff,
+// and the pod gets its volumes within the fallback period's cap. Afterwards
+// a container that exits on its own gets its pod relisted at once, through
+// the stream. On a runtime without events the pods still get their volumes
+// within the cap, and the stream is retried at its slow period only.
 func TestRuntimeRestarts(t *testing.T) {
 	require(t, false)
 	started := time.Now()
@@ -364,21 +449,18 @@ func TestRuntimeRestarts(t *testing.T) {
 		}
 		answered := time.Now()
 		var back time.Duration
-		for streams {
-			if metrics(t, n).Sum(streamConnections) > connections {
-				back = time.Since(answered)
-				break
-			}
-			if time.Since(answered) > time.Minute {
-				t.Fatalf("restart %d: the event stream is not back a minute after the runtime answered", i)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
 		if streams {
+			for metrics(t, n).Sum(streamConnections) <= connections {
+				if time.Since(answered) > time.Minute {
+					t.Fatalf("restart %d: the event stream is not back a minute after the runtime answered", i)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			back = time.Since(answered)
 			backs = append(backs, back)
 		}
-		podName, cid := podRunning(t, n, name)
-		checkVolumes(t, n, podName, cid)
+		podName := n.PodName(name)
+		checkVolumes(t, n, podName, containerRunning(t, n, podName))
 		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
 			t.Fatal(err)
@@ -421,14 +503,31 @@ func TestRuntimeRestarts(t *testing.T) {
 	if got := m.Sum(streamFailures); got < float64(restarts) {
 		t.Errorf("%v stream failures, want at least %d: one per runtime restart", got, restarts)
 	}
+	checkExitRelisted(t, n, m.Sum("kubelet_pleg_pod_relist_duration_seconds"))
+}
 
-	// A container that exits on its own after all that gets its pod
-	// relisted at once through the stream. The watcher logs the request at
-	// --v=4 with the pod's UID.
+// checkTimerOnly checks a node whose runtime streams no events: since since,
+// the watcher retried the stream on its backoff (100 ms doubling to a 30 s
+// cap: 9 attempts in the first 51 s, then one every 30 s), not in a busy
+// loop. (A runtime that accepts the stream and closes it at once, as CRI-O
+// with pod events off does, counts a connection each time.)
+func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
+	t.Helper()
+	attempts := metrics(t, n).Sum(streamFailures)
+	if limit := time.Since(since).Seconds()/30 + 10; attempts > limit {
+		t.Errorf("%v stream attempts in %v, more than %v: a busy loop", attempts, time.Since(since).Round(time.Second), limit)
+	}
+	t.Logf("stream attempts %v in %v", attempts, time.Since(since).Round(time.Second))
+}
+
+// checkExitRelisted checks that a container that exits on its own gets its
+// pod relisted at once through the stream, beyond podRelists relists: the
+// watcher logs the request at --v=4 with the pod's UID.
+func checkExitRelisted(t *testing.T, n *node.Node, podRelists float64) {
+	t.Helper()
 	if err := n.SetVerbosity(t.Context(), 4); err != nil {
 		t.Fatal(err)
 	}
-	podRelists := m.Sum("kubelet_pleg_pod_relist_duration_seconds")
 	const exits = "exits"
 	if err := n.AddPod(exits, node.ExitingPodManifest(exits, n.HostPathDir(), 3*time.Second)); err != nil {
 		t.Fatal(err)
@@ -440,38 +539,11 @@ func TestRuntimeRestarts(t *testing.T) {
 		uid, err = n.PodUID(t.Context(), exitsName)
 		return uid != "", err
 	})
-	const kubeletRelistLine = "Evented PLEG: requested pod relist after container termination"
 	eventually(t, 2*time.Minute, exitsName+"'s exit requests its relist through the stream", func() (bool, error) {
-		byKubelet, err := kubeletlog.Lines(n.KubeletLog(), kubeletRelistLine)
-		if err != nil {
-			return false, err
-		}
-		return hasUID(byKubelet, uid) && metrics(t, n).Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, nil
+		lines, err := kubeletlog.Lines(n.KubeletLog(), "Evented PLEG: requested pod relist after container termination")
+		named := slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, `podUID="`+uid+`"`) })
+		return err == nil && named && metrics(t, n).Sum("kubelet_pleg_pod_relist_duration_seconds") > podRelists, err
 	})
-}
-
-// hasUID reports whether one of the klog lines names the pod UID uid.
-func hasUID(lines []string, uid string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, `podUID="`+uid+`"`) {
-			return true
-		}
-	}
-	return false
-}
-
-// podRunning waits until an added pod's container runs. It returns the
-// pod's kubelet name and its container's ID.
-func podRunning(t *testing.T, n *node.Node, name string) (string, string) {
-	t.Helper()
-	podName := n.PodName(name)
-	var cid string
-	eventually(t, 2*time.Minute, podName+"'s container runs", func() (bool, error) {
-		var err error
-		cid, err = n.RunningContainer(t.Context(), podName, "bb")
-		return cid != "", err
-	})
-	return podName, cid
 }
 
 // TestKubeletRestartReconstructs restarts the kubelet with pods running, and
@@ -485,8 +557,7 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 	var pods []pod
 	for _, name := range []string{"keep-1", "keep-2", "gone"} {
 		podName, cid := addPod(t, n, name, nil)
-		uid := checkVolumes(t, n, podName, cid)
-		pods = append(pods, pod{name, podName, cid, uid})
+		pods = append(pods, pod{name, podName, cid, checkVolumes(t, n, podName, cid)})
 	}
 	if _, err := n.Exec(t.Context(), pods[0].cid, "sh", "-c", "echo before-restart > /data/marker"); err != nil {
 		t.Fatal(err)
@@ -500,11 +571,7 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	gone := pods[2]
-	eventually(t, 2*time.Minute, "the pod deleted while the kubelet was down has its directory removed", func() (bool, error) {
-		_, err := os.Stat(n.PodDir(gone.uid))
-		return os.IsNotExist(err), nil
-	})
+	waitRemoved(t, n, 2*time.Minute, "the pod deleted while the kubelet was down has its directory removed", pods[2].uid)
 	for _, p := range pods[:2] {
 		if cid, err := n.RunningContainer(t.Context(), p.podName, "bb"); err != nil || cid != p.cid {
 			t.Errorf("%s's container is %q (%v), want %q still running", p.podName, cid, err, p.cid)
@@ -515,12 +582,7 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 		t.Errorf("the emptyDir lost its data across the restart: %q, %v", got, err)
 	}
 	// The actual state of the world, rebuilt from disk, matches the desired.
-	eventually(t, time.Minute, "the volume manager's actual state matches its desired state", func() (bool, error) {
-		m := metrics(t, n)
-		asw := m.Sum("volume_manager_total_volumes", "state", "actual_state_of_world")
-		dsw := m.Sum("volume_manager_total_volumes", "state", "desired_state_of_world")
-		return asw == dsw && asw == 2*node.VolumesPerPod, fmt.Errorf("actual %v, desired %v, want %d", asw, dsw, 2*node.VolumesPerPod)
-	})
+	waitVolumesMatch(t, n, time.Minute, "the volume manager's actual state matches its desired state", 2*node.VolumesPerPod)
 	// After the restart, deleting a pod still tears its volumes down.
 	removePod(t, n, pods[1].name, pods[1].uid)
 }
@@ -551,14 +613,13 @@ func TestChurnWithExits(t *testing.T) {
 func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 	t.Helper()
 	waitForStream(t, n)
-	names := make([]string, pods)
+	names, exits := make([]string, pods), make([]string, exiting)
 	for i := range names {
 		names[i] = fmt.Sprintf("flood-%03d", i)
 		if err := n.AddPod(names[i], node.PodManifest(names[i], n.HostPathDir(), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	exits := make([]string, exiting)
 	for i := range exits {
 		exits[i] = fmt.Sprintf("exit-%03d", i)
 		after := 30*time.Second + time.Duration(i)*time.Minute/time.Duration(exiting)
@@ -569,13 +630,14 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 	added := time.Now()
 	uids := map[string]string{}
 	eventually(t, 10*time.Minute, "every flood pod's container runs", func() (bool, error) {
-		for _, name := range names {
+		for _, name := range slices.Concat(names, exits) {
 			if uids[name] != "" {
 				continue
 			}
-			cid, err := n.RunningContainer(t.Context(), n.PodName(name), "bb")
-			if err != nil || cid == "" {
-				return false, err
+			if slices.Contains(names, name) {
+				if cid, err := n.RunningContainer(t.Context(), n.PodName(name), "bb"); err != nil || cid == "" {
+					return false, err
+				}
 			}
 			uid, err := n.PodUID(t.Context(), n.PodName(name))
 			if err != nil || uid == "" {
@@ -583,30 +645,17 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 			}
 			uids[name] = uid
 		}
-		for _, name := range exits {
-			if uids[name] == "" {
-				uid, err := n.PodUID(t.Context(), n.PodName(name))
-				if err != nil || uid == "" {
-					return false, err
-				}
-				uids[name] = uid
-			}
-		}
 		return true, nil
 	})
 	t.Logf("%d pods running %v after their manifests were written", pods, time.Since(added).Round(time.Second))
-	eventually(t, time.Minute, "every flood pod's volume wait ends", func() (bool, error) {
-		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
-		if err != nil {
-			return false, err
-		}
+	podNames := func(names []string) (podNames, uidsOf []string) {
 		for _, name := range names {
-			if _, ok := waits.Mount["default/"+n.PodName(name)]; !ok {
-				return false, fmt.Errorf("%s has no volume-ready line", n.PodName(name))
-			}
+			podNames, uidsOf = append(podNames, n.PodName(name)), append(uidsOf, uids[name])
 		}
-		return true, nil
-	})
+		return podNames, uidsOf
+	}
+	floodPods, floodUIDs := podNames(names)
+	waitVolumeWaits(t, n, time.Minute, "every flood pod's volume wait ends", true, false, floodPods...)
 
 	for _, name := range names {
 		if err := n.RemovePod(name); err != nil {
@@ -614,27 +663,15 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 		}
 	}
 	removed := time.Now()
-	eventually(t, 10*time.Minute, "every flood pod's directory is removed", func() (bool, error) {
-		for _, name := range names {
-			if _, err := os.Stat(n.PodDir(uids[name])); !os.IsNotExist(err) {
-				return false, fmt.Errorf("%s's directory remains", n.PodName(name))
-			}
-		}
-		return true, nil
-	})
+	waitRemoved(t, n, 10*time.Minute, "every flood pod's directory is removed", floodUIDs...)
 	t.Logf("%d pods' directories removed %v after their manifests were", pods, time.Since(removed).Round(time.Second))
 	if exiting > 0 {
+		exitPods, exitUIDs := podNames(exits)
+		waitVolumeWaits(t, n, 5*time.Minute, "every exiting pod's volumes are unmounted after its exit", false, true, exitPods...)
 		eventually(t, 5*time.Minute, "every exiting pod's volumes are unmounted after its exit", func() (bool, error) {
-			waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
-			if err != nil {
-				return false, err
-			}
-			for _, name := range exits {
-				if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
-					return false, fmt.Errorf("%s has no \"All volumes are unmounted\" line", n.PodName(name))
-				}
-				if ms := node.MountsUnder(filepath.Join(n.PodDir(uids[name]), "volumes")); len(ms) > 0 {
-					return false, fmt.Errorf("%s's volumes are still mounted: %v", n.PodName(name), ms)
+			for i, uid := range exitUIDs {
+				if ms := node.MountsUnder(filepath.Join(n.PodDir(uid), "volumes")); len(ms) > 0 {
+					return false, fmt.Errorf("%s's volumes are still mounted: %v", exitPods[i], ms)
 				}
 			}
 			return true, nil
@@ -645,30 +682,12 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 				t.Fatal(err)
 			}
 		}
-		names = append(names, exits...)
-		eventually(t, 5*time.Minute, "every exited pod's directory is removed", func() (bool, error) {
-			for _, name := range exits {
-				if _, err := os.Stat(n.PodDir(uids[name])); !os.IsNotExist(err) {
-					return false, fmt.Errorf("%s's directory remains", n.PodName(name))
-				}
-			}
-			return true, nil
-		})
+		waitRemoved(t, n, 5*time.Minute, "every exited pod's directory is removed", exitUIDs...)
+		floodPods = append(floodPods, exitPods...)
 	}
 	// The pod workers' WaitForUnmount and the housekeeping that removes the
 	// pods' directories run independently: wait for the log lines too.
-	eventually(t, 2*time.Minute, "every flood pod's unmount wait ends", func() (bool, error) {
-		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
-		if err != nil {
-			return false, err
-		}
-		for _, name := range names {
-			if _, ok := waits.Unmount["default/"+n.PodName(name)]; !ok {
-				return false, fmt.Errorf("%s has no \"All volumes are unmounted\" line", n.PodName(name))
-			}
-		}
-		return true, nil
-	})
+	waitVolumeWaits(t, n, 2*time.Minute, "every flood pod's unmount wait ends", false, true, floodPods...)
 	if ms := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods")); len(ms) > 0 {
 		t.Errorf("still mounted under the kubelet's pods: %v", ms)
 	}

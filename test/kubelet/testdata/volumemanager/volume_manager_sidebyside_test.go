@@ -24,7 +24,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,11 +56,8 @@ import (
 	"k8s.io/mount-utils"
 )
 
-// The side-by-side benchmark's workload, which make bench sets:
-//
-//	go test -run '^TestVolumeManagerSideBySide$' . -args -side-by-side-out=/tmp/result.json -side-by-side-pods=110
-//
-// Without -side-by-side-out TestVolumeManagerSideBySide is skipped: it takes
+// The side-by-side benchmark's workload, which make bench sets. Without
+// -side-by-side-out TestVolumeManagerSideBySide is skipped: it takes
 // minutes, and it measures rather than asserts.
 var (
 	sideBySideOut     = flag.String("side-by-side-out", "", "where TestVolumeManagerSideBySide writes its JSON results; empty skips it")
@@ -69,71 +66,59 @@ var (
 	sideBySideIdle    = flag.Duration("side-by-side-idle", 30*time.Second, "the idle window")
 )
 
-// sideBySideConfig is the workload: the flags' and the rest.
-type sideBySideConfig struct {
-	Pods, Volumes int
-	Idle          time.Duration
-	Singles       int           // pods added (and later removed) one at a time
-	Gap           time.Duration // time between single pods
-	Slow          int           // pods added one at a time, SlowGap apart
-	SlowGap       time.Duration // time between slow single pods
-	Burst         int           // pods added at once
-	// Resync is the kubelet's pod resync interval: every running pod is
-	// ReprocessPod'd and waited on (WaitForAttachAndMount) every Resync to
-	// 1.5 Resync, jittered as the pod workers do. Zero turns it off.
-	Resync time.Duration
-}
+// The rest of the workload: single pods added one at a time (and later
+// removed) singleGap apart, then slowGap apart (a quieter node), a burst of
+// pods added at once, and every running pod resynced every resyncInterval to
+// 1.5 resyncInterval, as the pod workers do.
+const (
+	singlePods     = 30
+	singleGap      = 500 * time.Millisecond
+	slowPods       = 10
+	slowGap        = 2 * time.Second
+	burstPods      = 50
+	resyncInterval = time.Minute
+)
 
-// SideBySideMode is the result for one gate value. The report in the
-// project's root module reads it.
+// SideBySideMode is the result for one gate value, latencies in seconds.
+// cmd/bench-report in the project's root module reads its JSON.
 type SideBySideMode struct {
-	Gate    bool `json:"gate"`
-	Pods    int  `json:"pods"`
-	Volumes int  `json:"volumes"`
-	// Idle window.
-	IdleSeconds          float64 `json:"idleSeconds"`
-	PopulatorIterations  int64   `json:"populatorIterations"`
-	ReconcilerIterations int64   `json:"reconcilerIterations"`
-	IdleCPUSeconds       float64 `json:"idleCPUSeconds"`
-	// Latencies in seconds.
-	MountSingle []float64 `json:"mountSingle"`
-	// MountSlow are single pods SlowGap apart: a quieter node.
-	MountSlow   []float64 `json:"mountSlow"`
-	GapSeconds  float64   `json:"gapSeconds"`
-	SlowSeconds float64   `json:"slowGapSeconds"`
-	MountBurst  []float64 `json:"mountBurst"`
-	Unmount     []float64 `json:"unmount"`
-	// ResyncSeconds is the resync interval (0: no resyncs); Resyncs counts
-	// the resyncs in the idle window.
-	ResyncSeconds float64 `json:"resyncSeconds"`
-	Resyncs       int64   `json:"resyncs"`
-	// IdlePasses counts the loops' passes in the idle window by loop and
-	// kind ("loop/kind": full, partial, skipped), from the gate's metrics;
-	// the polling loops have none, and every one of their passes is full.
+	Gate                 bool      `json:"gate"`
+	Pods                 int       `json:"pods"`
+	Volumes              int       `json:"volumes"`
+	IdleSeconds          float64   `json:"idleSeconds"`
+	PopulatorIterations  int64     `json:"populatorIterations"`
+	ReconcilerIterations int64     `json:"reconcilerIterations"`
+	IdleCPUSeconds       float64   `json:"idleCPUSeconds"`
+	MountSingle          []float64 `json:"mountSingle"`
+	MountSlow            []float64 `json:"mountSlow"`
+	GapSeconds           float64   `json:"gapSeconds"`
+	SlowSeconds          float64   `json:"slowGapSeconds"`
+	MountBurst           []float64 `json:"mountBurst"`
+	Unmount              []float64 `json:"unmount"`
+	ResyncSeconds        float64   `json:"resyncSeconds"`
+	Resyncs              int64     `json:"resyncs"` // in the idle window
+	// IdlePasses counts the idle window's passes by "loop/kind" (full,
+	// partial, skipped) from the gate's metrics; nil with the gate off.
 	IdlePasses map[string]float64 `json:"idlePasses,omitempty"`
 }
 
-// TestVolumeManagerSideBySide measures a real volume manager, with real
-// emptyDir, hostPath, downwardAPI and projected plugins on disk and a fake
-// mounter, with the EventedVolumeManager gate off and then on, in one run:
-// idle iterations and CPU, WaitForAttachAndMount latency for single pods and
-// a burst, and WaitForUnmount latency.
-// make bench runs it and turns the results into tables and charts.
+// TestVolumeManagerSideBySide measures a real volume manager (real emptyDir,
+// hostPath, downwardAPI and projected plugins, a fake mounter) with the gate
+// off and then on: idle iterations and CPU, WaitForAttachAndMount latency for
+// single pods and a burst, and WaitForUnmount latency. make bench runs it.
 func TestVolumeManagerSideBySide(t *testing.T) {
 	if *sideBySideOut == "" {
 		t.Skip("set -side-by-side-out to run it; make bench does")
 	}
-	cfg := sideBySideConfig{Pods: *sideBySidePods, Volumes: *sideBySideVolumes, Idle: *sideBySideIdle,
-		Singles: 30, Gap: 500 * time.Millisecond, Slow: 10, SlowGap: 2 * time.Second, Burst: 50, Resync: time.Minute}
 	var results []SideBySideMode
 	for _, gate := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gate=%v", gate), func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EventedVolumeManager, gate)
-			r := runSideBySide(t, cfg, gate)
+			r := runSideBySide(t, gate)
 			results = append(results, r)
 			t.Logf("gate=%v: idle %d+%d walks (%d resyncs) in %.0fs, %.3f CPU-s; mount p50 single %.1fms (%v apart) %.1fms (%v apart) burst %.1fms; unmount p50 %.1fms",
 				gate, r.PopulatorIterations, r.ReconcilerIterations, r.Resyncs, r.IdleSeconds, r.IdleCPUSeconds,
-				1000*median(r.MountSingle), cfg.Gap, 1000*median(r.MountSlow), cfg.SlowGap, 1000*median(r.MountBurst), 1000*median(r.Unmount))
+				1000*median(r.MountSingle), singleGap, 1000*median(r.MountSlow), slowGap, 1000*median(r.MountBurst), 1000*median(r.Unmount))
 		})
 	}
 	data, err := json.MarshalIndent(results, "", "  ")
@@ -149,8 +134,7 @@ func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(xs))
 	return s[len(s)/2]
 }
 
@@ -199,22 +183,18 @@ func sideBySidePod(name string, volumes int, hostDir string) *v1.Pod {
 	return pod
 }
 
-func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode {
-	r := SideBySideMode{Gate: gate, Pods: cfg.Pods, Volumes: cfg.Volumes, GapSeconds: cfg.Gap.Seconds(), SlowSeconds: cfg.SlowGap.Seconds(), ResyncSeconds: cfg.Resync.Seconds()}
+// runSideBySide runs the workload on a volume manager and measures it.
+func runSideBySide(t *testing.T, gate bool) SideBySideMode {
+	r := SideBySideMode{Gate: gate, Pods: *sideBySidePods, Volumes: *sideBySideVolumes, GapSeconds: singleGap.Seconds(),
+		SlowSeconds: slowGap.Seconds(), ResyncSeconds: resyncInterval.Seconds()}
 	root := t.TempDir()
 	hostDir := filepath.Join(root, "host")
 	if err := os.MkdirAll(hostDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var plugins []volume.VolumePlugin
-	plugins = append(plugins, emptydir.ProbeVolumePlugins()...)
-	plugins = append(plugins, hostpath.ProbeVolumePlugins(volume.VolumeConfig{})...)
-	plugins = append(plugins, downwardapi.ProbeVolumePlugins()...)
-	plugins = append(plugins, projected.ProbeVolumePlugins()...)
 	// Projected volumes need a client, even for downwardAPI sources.
-	host := volumetest.NewFakeKubeletVolumeHost(t, root, fake.NewSimpleClientset(), plugins)
-	plugMgr := host.GetPluginMgr()
-
+	plugMgr := volumetest.NewFakeKubeletVolumeHost(t, root, fake.NewSimpleClientset(), slices.Concat(emptydir.ProbeVolumePlugins(),
+		hostpath.ProbeVolumePlugins(volume.VolumeConfig{}), downwardapi.ProbeVolumePlugins(), projected.ProbeVolumePlugins())).GetPluginMgr()
 	podManager := &countingPodManager{Manager: kubepod.NewBasicPodManager()}
 	states := &podStateProvider{removed: sets.New[kubetypes.UID]()}
 	mounter := mount.NewFakeMounter(nil)
@@ -243,41 +223,43 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		<-done
 	}()
 
-	waitMounted := func(pods []*v1.Pod, start time.Time) []float64 {
+	newPods := func(prefix string, n int) []*v1.Pod {
+		var pods []*v1.Pod
+		for i := range n {
+			pods = append(pods, sideBySidePod(fmt.Sprintf("%s-%d", prefix, i), *sideBySideVolumes, hostDir))
+		}
+		return pods
+	}
+	// mountPods adds pods as the kubelet's sync loop does and returns, for each,
+	// the time from the add until its WaitForAttachAndMount returned.
+	mountPods := func(pods ...*v1.Pod) []float64 {
+		start := time.Now()
+		for _, pod := range pods {
+			podManager.AddPod(pod)
+		}
+		wakeups.NotifyPods()
 		lat := make([]float64, len(pods))
 		var wg sync.WaitGroup
 		for i, pod := range pods {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				if err := vm.WaitForAttachAndMount(ctx, pod); err != nil {
 					t.Errorf("pod %s: %v", pod.Name, err)
 				}
 				lat[i] = time.Since(start).Seconds()
-			}()
+			})
 		}
 		wg.Wait()
 		return lat
 	}
-	add := func(pods ...*v1.Pod) {
-		for _, pod := range pods {
-			podManager.AddPod(pod)
-		}
-		wakeups.NotifyPods() // what the kubelet's sync loop does
-	}
 
-	// The steady population.
-	var running []*v1.Pod
-	for i := range cfg.Pods {
-		running = append(running, sideBySidePod(fmt.Sprintf("steady-%d", i), cfg.Volumes, hostDir))
-	}
-	add(running...)
-	waitMounted(running, time.Now())
+	// The steady population, and the idle window.
+	running := newPods("steady", *sideBySidePods)
+	mountPods(running...)
 	var resyncs atomic.Int64
 	resyncDone := make(chan struct{})
 	go func() {
 		defer close(resyncDone)
-		resyncPods(ctx, cfg.Resync, running, func(pod *v1.Pod) {
+		resyncPods(ctx, running, func(pod *v1.Pod) {
 			if err := vm.WaitForAttachAndMount(ctx, pod); err != nil && ctx.Err() == nil {
 				t.Errorf("resync of pod %s: %v", pod.Name, err)
 			}
@@ -285,13 +267,11 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 		})
 	}()
 	defer func() { cancel(); <-resyncDone }() // before the deferred waits for the volume manager
-
-	// The idle window.
-	time.Sleep(3 * time.Second) // let both modes settle
+	time.Sleep(3 * time.Second)               // let both modes settle
 	popBefore, rcBefore, cpuBefore := podManager.calls.Load(), reconcilerIterations.Load(), cpuSeconds(t)
 	resyncsBefore, passesBefore := resyncs.Load(), loopPasses(t, gate)
 	start := time.Now()
-	time.Sleep(cfg.Idle)
+	time.Sleep(*sideBySideIdle)
 	r.IdleSeconds = time.Since(start).Seconds()
 	r.IdleCPUSeconds = cpuSeconds(t) - cpuBefore
 	r.PopulatorIterations = podManager.calls.Load() - popBefore
@@ -299,47 +279,30 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 	r.Resyncs = resyncs.Load() - resyncsBefore
 	if gate {
 		r.IdlePasses = map[string]float64{}
-		for key, v := range loopPasses(t, gate) {
-			r.IdlePasses[key] = v - passesBefore[key]
+	}
+	for key, v := range loopPasses(t, gate) {
+		r.IdlePasses[key] = v - passesBefore[key]
+	}
+
+	// Single pods as a pod worker sees them, then on a quieter node, then a
+	// burst.
+	singles := slices.Concat(newPods("single", singlePods), newPods("slow", slowPods))
+	for i, pod := range singles {
+		gap, latencies := singleGap, &r.MountSingle
+		if i >= singlePods {
+			gap, latencies = slowGap, &r.MountSlow
 		}
+		time.Sleep(gap)
+		*latencies = append(*latencies, mountPods(pod)...)
 	}
-
-	// Single pods, one at a time, as a pod worker sees them: added, then
-	// WaitForAttachAndMount at once.
-	var singles []*v1.Pod
-	for i := range cfg.Singles {
-		pod := sideBySidePod(fmt.Sprintf("single-%d", i), cfg.Volumes, hostDir)
-		singles = append(singles, pod)
-		time.Sleep(cfg.Gap)
-		start := time.Now()
-		add(pod)
-		r.MountSingle = append(r.MountSingle, waitMounted([]*v1.Pod{pod}, start)...)
-	}
-
-	// Single pods on a quieter node.
-	for i := range cfg.Slow {
-		pod := sideBySidePod(fmt.Sprintf("slow-%d", i), cfg.Volumes, hostDir)
-		singles = append(singles, pod)
-		time.Sleep(cfg.SlowGap)
-		start := time.Now()
-		add(pod)
-		r.MountSlow = append(r.MountSlow, waitMounted([]*v1.Pod{pod}, start)...)
-	}
-
-	// A burst.
-	var burst []*v1.Pod
-	for i := range cfg.Burst {
-		burst = append(burst, sideBySidePod(fmt.Sprintf("burst-%d", i), cfg.Volumes, hostDir))
-	}
-	time.Sleep(cfg.Gap)
-	start = time.Now()
-	add(burst...)
-	r.MountBurst = waitMounted(burst, start)
+	burst := newPods("burst", burstPods)
+	time.Sleep(singleGap)
+	r.MountBurst = mountPods(burst...)
 
 	// Unmount, one at a time: the pod is removed and its pod worker finishes
 	// terminating it, then SyncTerminatedPod waits for the unmount.
 	for _, pod := range singles {
-		time.Sleep(cfg.Gap)
+		time.Sleep(singleGap)
 		start := time.Now()
 		podManager.RemovePod(pod)
 		states.remove(pod.UID)
@@ -352,21 +315,16 @@ func runSideBySide(t *testing.T, cfg sideBySideConfig, gate bool) SideBySideMode
 	return r
 }
 
-// resyncPods does what the pod workers do for running pods until ctx is
-// done: each pod is synced (resync) every interval to 1.5 interval, the
-// first time at a random point of its first interval, as if the pods had
-// been running for a while. A zero interval does nothing. It returns once
-// every resync it started has returned.
-func resyncPods(ctx context.Context, interval time.Duration, pods []*v1.Pod, resync func(*v1.Pod)) {
-	if interval <= 0 {
-		return
-	}
+// resyncPods does what the pod workers do until ctx is done: it syncs
+// (resync) each pod every resyncInterval to 1.5 resyncInterval, first at a
+// random point of its first interval, and waits for the resyncs it started.
+func resyncPods(ctx context.Context, pods []*v1.Pod, resync func(*v1.Pod)) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	next := make([]time.Time, len(pods))
 	now := time.Now()
 	for i := range pods {
-		next[i] = now.Add(time.Duration(rand.Int64N(int64(interval))))
+		next[i] = now.Add(time.Duration(rand.Int64N(int64(resyncInterval))))
 	}
 	ticker := time.NewTicker(10 * time.Millisecond)
 	defer ticker.Stop()
@@ -380,12 +338,8 @@ func resyncPods(ctx context.Context, interval time.Duration, pods []*v1.Pod, res
 			if now.Before(next[i]) {
 				continue
 			}
-			next[i] = now.Add(wait.Jitter(interval, 0.5))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resync(pod)
-			}()
+			next[i] = now.Add(wait.Jitter(resyncInterval, 0.5))
+			wg.Go(func() { resync(pod) })
 		}
 	}
 }
@@ -399,11 +353,7 @@ func loopPasses(t *testing.T, gate bool) map[string]float64 {
 	out := map[string]float64{}
 	for _, loop := range []string{populatorLoop, reconcilerLoop} {
 		for _, kind := range []wakeup.PassKind{wakeup.PassFull, wakeup.PassPartial, wakeup.PassSkipped} {
-			v, err := loopCounter("volume_manager_loop_passes_total", "kind", loop, string(kind))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[loop+"/"+string(kind)] = v
+			out[loop+"/"+string(kind)] = passes(t, loop, kind)
 		}
 	}
 	return out

@@ -27,6 +27,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"evented-volume-manager/pkg/cluster"
 	"evented-volume-manager/pkg/kubeletlog"
@@ -42,7 +45,7 @@ import (
 // 2, 3 and 1 s after their termination, and SyncTerminatedPod 1 s after it.
 func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 	m := Mode{
-		Config: c, Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
+		Config: c, Kubelet: c.Kubelet(""), Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
 		KubeletCPU: []float64{cpu, cpu + 1, cpu - 1}, RuntimeCPU: []float64{8, 8, 8},
 		ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: 1,
 		Mount: mount, Unmount: mount, MountEndToEnd: mount, UnmountEndToEnd: mount, BurstMount: mount,
@@ -62,33 +65,58 @@ func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 			m.DeletionPhases[p.Key()] = append(m.DeletionPhases[p.Key()], d)
 		}
 	}
-	if c.Gate() {
+	if c.Kubelet("").Gate(node.EventedVolumeManager) {
 		m.Iterations = map[string]float64{"reconciler": 360, "desired_state_of_world_populator": 180}
 		m.VolumeManagerCPUSeconds = 0.5
 	}
 	return m
 }
 
+// rowWant is a figure's want of gate off and on, and of off/on unless
+// empty.
+type rowWant struct {
+	figure  string
+	off, on float64
+	ratio   string
+}
+
+// checkRows fails t unless rows have every want, to within 1e-9.
+func checkRows(t *testing.T, rows []Row, wants []rowWant) {
+	t.Helper()
+	near := func(a, b float64) bool { return same(a, b) || math.Abs(a-b) <= 1e-9 }
+	for _, w := range wants {
+		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == w.figure })
+		if i < 0 {
+			t.Errorf("no row %q", w.figure)
+			continue
+		}
+		if r := rows[i]; !near(r.Stat(GateOff).Value, w.off) || !near(r.Stat(GateOn).Value, w.on) || w.ratio != "" && r.Ratio(GateOff) != w.ratio {
+			t.Errorf("%s: %v, %v, %s; want %v, %v, %s", w.figure, r.Stat(GateOff).Value, r.Stat(GateOn).Value, r.Ratio(GateOff), w.off, w.on, w.ratio)
+		}
+	}
+}
+
+// TestRows checks standalone rows, among them the exit breakdown's and the
+// crash-looping pods', and that optional rows no configuration measured are
+// left out.
 func TestRows(t *testing.T) {
 	off, on := configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
-	on.VolumeManagerCPUSeconds = 0.5
 	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
 	off.KubeletRSSMiB, on.KubeletRSSMiB = []float64{100, 130, 101}, []float64{99, 100}
 	off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = []float64{30}, []float64{28}
 	off.KubeletAnonMiB, on.KubeletAnonMiB = []float64{60}, []float64{54}
+	off.ExitSteps = map[string][]float64{"exitToRelist": {0.5, 0.7, 0.9}}
+	on.ExitSteps = map[string][]float64{"exitToEvent": {0.002, 0.004}, "exitToRelist": {0.01, 0.02, 0.03}}
+	off.CrashLoop = &CrashLoopCost{Pods: 10, WindowSeconds: 30, Restarts: 10, PodRelists: 5, KubeletCPU: 1}
+	on.CrashLoop = &CrashLoopCost{Pods: 10, WindowSeconds: 60, Restarts: 20, PodRelists: 40, KubeletCPU: 2}
 	off2, on2 := off, on
 	off2.ExitUnmount, on2.ExitUnmount = []float64{1.25, 1.5}, []float64{0.375}
 	off2.KubeletRSSMiB, on2.KubeletRSSMiB = []float64{102}, []float64{101, 102}
 	rows := Rows(Result{Off: []Mode{off, off2}, On: []Mode{on, on2}})
-	nan := math.NaN()
-	for _, tc := range []struct {
-		figure  string
-		off, on float64
-		ratio   string
-	}{
+	checkRows(t, rows, []rowWant{
 		{"idle kubelet CPU (median of windows)", 5, 4, "1.2x"},
 		{"volume manager share of kubelet CPU (pprof)", 25, 12.5, "2.0x"},
-		{"idle reconciler iterations", nan, 120, "n/a"}, // 360 in each round of 3 windows of 60 s
+		{"idle reconciler iterations", math.NaN(), 120, "n/a"}, // 360 in each round of 3 windows of 60 s
 		{"volume-ready wait, single pods 1s apart p50", 300, 20, "15.0x"},
 		// 30 CPU-s over 60 s of deletions is 30 CPU-s/min with the gate off.
 		{"kubelet CPU while single pods are deleted, 1s apart (median of rounds)", 30, 15, "2.0x"},
@@ -98,25 +126,21 @@ func TestRows(t *testing.T) {
 		{"kubelet RSS (median of reads in the idle windows)", 101.5, 100.5, "1.0x"},
 		{"kubelet live Go heap after a forced GC (median of windows)", 30, 28, "1.1x"},
 		{"kubelet anonymous RSS (median of reads in the idle windows)", 60, 54, "1.1x"},
-	} {
-		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == tc.figure })
-		if i < 0 {
-			t.Errorf("no row %q", tc.figure)
-			continue
-		}
-		if r := rows[i]; !same(r.Stat(GateOff).Value, tc.off) || !same(r.Stat(GateOn).Value, tc.on) || r.Ratio(GateOff) != tc.ratio {
-			t.Errorf("%s: %v, %v, %s; want %v, %v, %s", tc.figure, r.Stat(GateOff).Value, r.Stat(GateOn).Value, r.Ratio(GateOff), tc.off, tc.on, tc.ratio)
-		}
-	}
+		{"  exit step: exit → a relist sees it p50", 700, 20, ""},
+		{"crash-looping pods: single-pod relists (median of rounds)", 10, 40, ""},
+		{"crash-looping pods: kubelet CPU (median of rounds)", 2, 2, ""},
+	})
 	if r := rows[slices.IndexFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "container exited") })]; r.Stat(GateOff) != (Stat{Value: 750, Min: 500, Max: 1250, Rounds: 2}) {
 		t.Errorf("exit row = %+v", r)
 	}
-	off.ExitUnmount, on.ExitUnmount = nil, nil
+	off.ExitUnmount, on.ExitUnmount, off.ExitSteps, on.ExitSteps, off.CrashLoop, on.CrashLoop = nil, nil, nil, nil, nil, nil
 	off.KubeletRSSMiB, on.KubeletRSSMiB, off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = nil, nil, nil, nil
 	off.KubeletAnonMiB, on.KubeletAnonMiB = nil, nil
 	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
-		if strings.Contains(r.Figure, "container exited") || strings.Contains(r.Figure, "passes") || strings.Contains(r.Figure, "kubelet RSS") || strings.Contains(r.Figure, "heap") {
-			t.Errorf("a row %q that no configuration measured", r.Figure)
+		for _, optional := range []string{"container exited", "passes", "kubelet RSS", "heap", "exit step", "crash-looping"} {
+			if strings.Contains(r.Figure, optional) {
+				t.Errorf("a row %q that no configuration measured", r.Figure)
+			}
 		}
 	}
 }
@@ -217,7 +241,7 @@ func TestMarkdown(t *testing.T) {
 		unwanted: []string{"per gate value", "acts only with an API server"},
 	}, {
 		name:     "no phases",
-		r:        Result{Off: []Mode{{Pods: 110, Volumes: 4}}, On: []Mode{{Gate: true, Pods: 110, Volumes: 4}}},
+		r:        Result{Off: []Mode{{Pods: 110, Volumes: 4}}, On: []Mode{{Pods: 110, Volumes: 4}}},
 		unwanted: []string{"Single-pod deletion"},
 	}}
 	for _, tc := range tests {
@@ -358,20 +382,17 @@ func TestRoundOrder(t *testing.T) {
 
 func TestConfigs(t *testing.T) {
 	for _, tc := range []struct {
-		c       Config
-		gate    bool
-		gates   map[string]bool
-		workDir string
+		c                Config
+		kubelet, workDir string
 	}{
-		{Stock, false, nil, "work-stock"},
-		{GateOff, false, nil, "work-gate-false"},
-		{GateOn, true, nil, "work-gate-true"},
-		{AllGates, true, map[string]bool{node.RelistOnPodTermination: true, node.VolumesInUseNodeStatusUpdate: true}, "work-all"},
-		{NodeStatusGate, true, map[string]bool{node.VolumesInUseNodeStatusUpdate: true}, "work-nsg"},
+		{Stock, "upstream's kubelet (EventedPLEG=false)", "work-stock"},
+		{GateOff, "the series' kubelet (EventedVolumeManager=false,EventedPLEG=false)", "work-gate-false"},
+		{GateOn, "the series' kubelet (EventedVolumeManager=true,EventedPLEG=false)", "work-gate-true"},
+		{AllGates, "the series' kubelet (EventedVolumeManager=true,RelistOnPodTermination=true,VolumesInUseNodeStatusUpdate=true,EventedPLEG=false)", "work-all"},
+		{NodeStatusGate, "the series' kubelet (EventedVolumeManager=true,VolumesInUseNodeStatusUpdate=true,EventedPLEG=false)", "work-nsg"},
 	} {
-		gate, gates := tc.c.FeatureGates()
-		if gate != tc.gate || tc.c.Gate() != tc.gate || !maps.Equal(gates, tc.gates) || tc.c.WorkDir() != tc.workDir {
-			t.Errorf("%s: gates %t %v, Gate() %t, WorkDir() %s; want %t %v, %s", tc.c, gate, gates, tc.c.Gate(), tc.c.WorkDir(), tc.gate, tc.gates, tc.workDir)
+		if k := tc.c.Kubelet(""); k.String() != tc.kubelet || k.Stock() != (tc.c == Stock) || tc.c.WorkDir() != tc.workDir {
+			t.Errorf("%s: %s, WorkDir() %s; want %s, %s", tc.c, k, tc.c.WorkDir(), tc.kubelet, tc.workDir)
 		}
 	}
 	if len(Configs) != 5 {
@@ -397,7 +418,7 @@ func TestConfigs(t *testing.T) {
 
 func TestSaveLoad(t *testing.T) {
 	var r Result
-	for _, c := range []Config{GateOn, Stock, GateOff, GateOn} {
+	for _, c := range []Config{GateOn, Stock, GateOff, GateOn, NodeStatusGate} {
 		r.Add(configMode(c, 5, []float64{0.1}, 1))
 	}
 	r.Orders = [][]Config{{GateOn, Stock, GateOff}, {GateOn}}
@@ -411,24 +432,29 @@ func TestSaveLoad(t *testing.T) {
 	}
 	for _, c := range Configs {
 		for _, m := range back.Modes(c) {
-			if m.Config != c {
-				t.Errorf("a mode of %s says %s", c, m.Config)
+			if m.Config != c || m.Kubelet.String() != c.Kubelet("").String() {
+				t.Errorf("a mode of %s says %s, kubelet %s", c, m.Config, m.Kubelet)
 			}
 		}
 	}
-	// Results of runs before Mode.Config: stock, gate on and gate off from
-	// stock and gate.
-	old := `{"stock": [{"gate": false, "stock": true}], "Off": [{"gate": false}], "On": [{"gate": true}, {"gate": true}], "orders": null}`
+	data, err := json.Marshal(configMode(NodeStatusGate, 5, nil, 1))
+	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","kubelet":{"gates":{"EventedPLEG":false,"EventedVolumeManager":true,"VolumesInUseNodeStatusUpdate":true}},`) {
+		t.Errorf("Marshal = %.160s, %v", data, err)
+	}
+	// Modes of runs before Mode.Config and Mode.Kubelet get them from stock
+	// and gate; a mode's config wins over its gate.
+	old := `{"stock": [{"gate": false, "stock": true}], "Off": [{"gate": false}], "On": [{"gate": true}, {"gate": true}],
+		"allGates": [{"config": "all gates", "gate": true}], "nodeStatusGate": [{"config": "node-status gate", "gate": false}], "orders": null}`
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if back, err = Load(path); err != nil || !slices.Equal(back.configs(), []Config{Stock, GateOff, GateOn}) {
+	if back, err = Load(path); err != nil || !slices.Equal(back.configs(), Configs) {
 		t.Fatalf("Load of old results = %+v, %v", back, err)
 	}
 	for _, c := range back.configs() {
 		for _, m := range back.Modes(c) {
-			if m.Config != c {
-				t.Errorf("an old mode of %s says %q", c, m.Config)
+			if m.Config != c || m.Kubelet.String() != c.Kubelet("").String() {
+				t.Errorf("an old mode of %s says %q, kubelet %s", c, m.Config, m.Kubelet)
 			}
 		}
 	}
@@ -442,33 +468,9 @@ func TestSaveLoad(t *testing.T) {
 	}
 }
 
-// TestModeJSON: a Mode says its configuration; one of a run before
-// Mode.Config gets it from stock and gate.
-func TestModeJSON(t *testing.T) {
-	for _, tc := range []struct {
-		json string
-		want Config
-	}{
-		{`{"gate": false, "stock": true}`, Stock},
-		{`{"gate": false}`, GateOff},
-		{`{"gate": true}`, GateOn},
-		{`{"config": "all gates", "gate": true}`, AllGates},
-		{`{"config": "node-status gate", "gate": false}`, NodeStatusGate},
-	} {
-		var m Mode
-		if err := json.Unmarshal([]byte(tc.json), &m); err != nil || m.Config != tc.want {
-			t.Errorf("%s: config %q, %v; want %q", tc.json, m.Config, err, tc.want)
-		}
-	}
-	data, err := json.Marshal(configMode(NodeStatusGate, 5, nil, 1))
-	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","gate":true,`) {
-		t.Errorf("Marshal = %.80s, %v", data, err)
-	}
-}
-
 func clusterMode(gate bool, scale float64) Mode {
 	m := Mode{
-		Gate: gate, Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 30,
+		Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 30,
 		KubeletCPU: []float64{2 * scale, 3 * scale}, RuntimeCPU: []float64{1, 1},
 		APIServerCPU: []float64{4, 4}, ControllerManagerCPU: []float64{0.5, 0.5},
 		ProfileSeconds: 60, ProfileCPUSeconds: 6, VolumeManagerCPUSeconds: 1.2 * scale,
@@ -496,30 +498,20 @@ func TestClusterReport(t *testing.T) {
 	on.APIRequests[PhaseChurn].MaxInSecond["patch nodes/status"] = 1
 	r := Result{Cluster: true, Off: []Mode{clusterMode(false, 1), clusterMode(false, 1)}, On: []Mode{on, clusterMode(true, 0.1)},
 		Orders: [][]Config{RoundOrder(1, []Config{GateOff, GateOn}), RoundOrder(2, []Config{GateOff, GateOn})}}
-	rows := map[string][2]float64{}
-	for _, row := range Rows(r) {
-		rows[row.Figure] = [2]float64{row.Stat(GateOff).Value, row.Stat(GateOn).Value}
-	}
-	for _, tc := range []struct {
-		figure  string
-		off, on float64
-	}{
-		{"idle kubelet CPU", 4, 0.4},
-		{"idle volume manager CPU (pprof)", 1.2, 0.12},
-		{"idle kube-apiserver CPU", 8, 8},
-		{"api: volume-ready wait p50", 300, 30},
-		{"csi-1s: attached → mounted p50", 200, 20},
-		{"csi-1s: deleted → detached p99", 9000, 9000},
-		{"configMap updated → pod file p50", 50000, 50000},
-		{"pod sync → volumes remounted p50", 200, 20},
-		{"idle reconciler passes, full", math.NaN(), 6},
-		{"idle populator passes, partial", math.NaN(), 30},
-	} {
-		if got, ok := rows[tc.figure]; !ok || math.Abs(got[0]-tc.off) > 1e-9 && !same(got[0], tc.off) || math.Abs(got[1]-tc.on) > 1e-9 {
-			t.Errorf("%s: got %v (%t), want off %v on %v", tc.figure, got, ok, tc.off, tc.on)
-		}
-	}
-	if _, ok := rows["csi-0s: volume-ready wait p50"]; ok {
+	rows := Rows(r)
+	checkRows(t, rows, []rowWant{
+		{"idle kubelet CPU", 4, 0.4, "10.0x"},
+		{"idle volume manager CPU (pprof)", 1.2, 0.12, ""},
+		{"idle kube-apiserver CPU", 8, 8, ""},
+		{"api: volume-ready wait p50", 300, 30, ""},
+		{"csi-1s: attached → mounted p50", 200, 20, ""},
+		{"csi-1s: deleted → detached p99", 9000, 9000, ""},
+		{"configMap updated → pod file p50", 50000, 50000, ""},
+		{"pod sync → volumes remounted p50", 200, 20, ""},
+		{"idle reconciler passes, full", math.NaN(), 6, ""},
+		{"idle populator passes, partial", math.NaN(), 30, ""},
+	})
+	if slices.ContainsFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "csi-0s") }) {
 		t.Errorf("a row for a kind no round measured")
 	}
 	wantAPI := []APIRequestRow{
@@ -550,7 +542,7 @@ func TestClusterReport(t *testing.T) {
 func TestScaleReport(t *testing.T) {
 	mode := func(c Config, pods int, vm float64) Mode {
 		m := Mode{
-			Gate: c.Gate(), Stock: c == Stock, Runtime: "containerd", Pods: pods, Volumes: 4, WindowSeconds: 60,
+			Runtime: "containerd", Pods: pods, Volumes: 4, WindowSeconds: 60,
 			KubeletCPU: []float64{5, 5}, RuntimeCPU: []float64{8, 9},
 			ProfileSeconds: 60, ProfileCPUSeconds: 4, VolumeManagerCPUSeconds: vm, Mount: []float64{0.3, 0.301}, GapSeconds: 1,
 			KubeletRSSMiB: []float64{100, float64(pods)},
@@ -612,5 +604,98 @@ func TestScaleReport(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { checkMarkdown(t, ScaleMarkdown(tc.sizes), tc.want, nil) })
+	}
+}
+
+func TestExitAfter(t *testing.T) {
+	if got := exitAfter(0, 1); got != exitMin {
+		t.Errorf("exitAfter(0, 1) = %v, want %v", got, exitMin)
+	}
+	var got []time.Duration
+	for i := range 5 {
+		got = append(got, exitAfter(i, 5))
+	}
+	want := []time.Duration{3 * time.Second, 4250 * time.Millisecond, 5500 * time.Millisecond, 6750 * time.Millisecond, 8 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("exitAfter(i, 5) = %v, want %v", got, want)
+	}
+}
+
+// TestExitingPodManifest belongs with pkg/node's TestPodManifest: the
+// exiting pods' one container sleeps and exits on its own, with restartPolicy
+// Never, which the idle pods do not set.
+func TestExitingPodManifest(t *testing.T) {
+	var pod struct {
+		Spec struct {
+			RestartPolicy string
+			Containers    []struct {
+				Name    string
+				Command []string
+			}
+			Volumes []any
+		}
+	}
+	if err := yaml.Unmarshal([]byte(node.ExitingPodManifest("x-001", "/srv/host", 3250*time.Millisecond)), &pod); err != nil {
+		t.Fatal(err)
+	}
+	s := pod.Spec
+	if s.RestartPolicy != "Never" || len(s.Containers) != 1 || s.Containers[0].Name != node.ExitContainer || len(s.Volumes) != node.VolumesPerPod {
+		t.Fatalf("spec = %+v", s)
+	}
+	if cmd := s.Containers[0].Command; len(cmd) != 3 || !strings.HasSuffix(cmd[2], "; sleep 3.250") || strings.Contains(cmd[2], "trap") {
+		t.Errorf("command = %q, want one that sleeps 3.250 s and then exits", cmd)
+	}
+	if m := node.PodManifest("w-001", "/srv/host", nil); strings.Contains(m, "restartPolicy") {
+		t.Errorf("PodManifest sets a restartPolicy:\n%s", m)
+	}
+}
+
+func TestMountedPods(t *testing.T) {
+	const pods = "/w/kubelet/root/pods"
+	mounts := []string{
+		pods + "/uid-1/volumes/kubernetes.io~downward-api/labels",
+		pods + "/uid-1/volumes/kubernetes.io~downward-api/annotations",
+		pods + "/uid-2/volumes",
+		pods + "/uid-3/volume-subpaths/scratch/bb/0", // not a volume's mount
+		pods + "/uid-4/volumesx/a",
+		pods + "/uid-5",
+		"/w/kubelet/root/plugins/x",
+		"/other/pods/uid-6/volumes/a",
+		pods,
+	}
+	want := map[string]bool{"uid-1": true, "uid-2": true}
+	for _, dir := range []string{pods, pods + "/"} {
+		if got := mountedPods(slices.Values(mounts), dir); !maps.Equal(got, want) {
+			t.Errorf("mountedPods(%q) = %v, want %v", dir, got, want)
+		}
+	}
+}
+
+func TestParseInspect(t *testing.T) {
+	one := `{
+  "info": {"pid": 0},
+  "status": {
+    "id": "c1", "state": "CONTAINER_EXITED", "exitCode": 0,
+    "createdAt": "2026-11-26T10:00:00.000000001Z",
+    "finishedAt": "2026-11-26T10:00:05.123456789Z",
+    "labels": {"io.kubernetes.pod.name": "x-000-node", "io.kubernetes.pod.uid": "uid-1"}
+  }
+}`
+	two := `[` + one + `, {"status": {"state": "CONTAINER_RUNNING", "exitCode": 0, "finishedAt": "0001-01-01T00:00:00Z",
+    "labels": {"io.kubernetes.pod.uid": "uid-2"}}}]`
+	got, err := parseInspect([]byte(one + "\n"))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("one container: %+v, %v", got, err)
+	}
+	wantAt := time.Date(2026, 11, 26, 10, 0, 5, 123456789, time.UTC)
+	if c := got[0]; c.podUID() != "uid-1" || c.Status.State != "CONTAINER_EXITED" || c.Status.ExitCode != 0 || !c.Status.FinishedAt.Equal(wantAt) {
+		t.Errorf("one container = %+v, want uid-1 exited 0 at %v", c, wantAt)
+	}
+	got, err = parseInspect([]byte(two))
+	if err != nil || len(got) != 2 || got[1].podUID() != "uid-2" || got[1].Status.State != "CONTAINER_RUNNING" || !got[0].Status.FinishedAt.Equal(wantAt) {
+		t.Errorf("two containers: %+v, %v", got, err)
+	}
+	if _, err := parseInspect([]byte("FATA[0000] no such container")); err == nil {
+		t.Error("parsing crictl's error gave no error")
 	}
 }
