@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command bench-report prints the tables of make bench's in-tree benchmark
-// (TestVolumeManagerSideBySide, in test/kubelet/testdata/volumemanager), and
-// writes its charts and report.md into -out:
+// Command bench-report prints the tables of make bench's in-tree benchmark,
+// and writes its charts and report.md into -out:
 //
 //	bench-report -out DIR RESULT.json...
 package main
@@ -49,7 +48,6 @@ func main() {
 	}
 }
 
-// report prints the tables of results and writes them and their charts to out.
 func report(out string, results []string) error {
 	var md strings.Builder
 	for _, path := range results {
@@ -67,9 +65,8 @@ func report(out string, results []string) error {
 	return os.WriteFile(filepath.Join(out, "report.md"), []byte(md.String()), 0o644)
 }
 
-// mode is one gate value's results as the in-tree test writes them: its
-// SideBySideMode, which runs in the tree and cannot import this module
-// (change the two together).
+// mode is the in-tree test's SideBySideMode, which cannot import this
+// module (change the two together).
 type mode struct {
 	Gate                 bool               `json:"gate"`
 	Pods                 int                `json:"pods"`
@@ -89,7 +86,7 @@ type mode struct {
 	IdlePasses           map[string]float64 `json:"idlePasses,omitempty"`
 }
 
-// idle is n, counted in m's idle window, per minute.
+// idle is n, counted in the idle window, per minute.
 func (m mode) idle(n float64) float64 {
 	if m.IdleSeconds <= 0 {
 		return math.NaN()
@@ -119,7 +116,6 @@ func load(path string) (off, on mode, err error) {
 	return modes[i], modes[j], nil
 }
 
-// markdown renders one run as a table: gate off, gate on, ratio.
 func markdown(off, on mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %d pods × %d volumes\n\n", off.Pods, off.Volumes)
@@ -135,9 +131,7 @@ func markdown(off, on mode) string {
 	row("idle walks, both loops", off.idle(off.walks()), on.idle(on.walks()), "/min", true)
 	row("idle process CPU", off.idle(off.IdleCPUSeconds), on.idle(on.IdleCPUSeconds), "CPU-s/min", true)
 	row("CPU per idle walk", 1e6*off.IdleCPUSeconds/off.walks(), 1e6*on.IdleCPUSeconds/on.walks(), "µs", true)
-	if on.IdlePasses != nil {
-		// With the gate off every pass walks everything: its passes are its
-		// walks.
+	if on.IdlePasses != nil { // with the gate off, every pass is a walk
 		for _, l := range []struct {
 			name, label string
 			off         int64
@@ -168,8 +162,6 @@ func markdown(off, on mode) string {
 	return b.String()
 }
 
-// chart writes the run's mount-ready latency CDF, gate off against gate on,
-// into file (PNG).
 func chart(off, on mode, file string) error {
 	dashes := []vg.Length{vg.Points(4), vg.Points(3)}
 	return bench.CDFChart(file, fmt.Sprintf("Mount-ready latency CDF (%d pods × %d volumes)", off.Pods, off.Volumes),

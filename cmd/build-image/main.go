@@ -14,10 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command build-image writes the node tests' images, offline, as archives
-// for `ctr images import`: pause.tar (the tree's build/pause, static),
-// busybox.tar (a static busybox) and agnhost.tar (the tree's
-// test/images/agnhost, on busybox's layer).
+// Command build-image writes the node tests' images as `ctr images import` archives.
 //
 //	build-image -pause PAUSE_BINARY -busybox BUSYBOX_BINARY -agnhost AGNHOST_BINARY -porter PORTER_DIR -out DIR
 package main
@@ -61,8 +58,6 @@ func main() {
 	}
 }
 
-// run builds the images from the binaries and porter's localhost.crt and
-// localhost.key, and writes their archives to out.
 func run(pause, busybox, agnhost, porter, out string) error {
 	applets, err := exec.Command(busybox, "--list").Output()
 	if err != nil {
@@ -89,9 +84,7 @@ func run(pause, busybox, agnhost, porter, out string) error {
 	return nil
 }
 
-// entry is one file, directory (Dir) or symlink (to Link) of an image's
-// layer, at the absolute Path, with the permission bits Mode and, for a
-// file, the content Data.
+// entry is one file, directory or symlink of an image's layer.
 type entry struct {
 	Path string
 	Mode int64
@@ -100,8 +93,7 @@ type entry struct {
 	Link string
 }
 
-// imageSpec describes an image: its name Ref, its Layers, lowest first (an
-// image on another shares its blobs), and its config's Entrypoint and Cmd.
+// imageSpec describes an image; an image on another shares its lower layers.
 type imageSpec struct {
 	Ref        string
 	Layers     [][]entry
@@ -140,8 +132,7 @@ func layer(entries []entry) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeArchive writes spec's OCI image for linux/amd64, tagged spec.Ref, to
-// path as an archive that `ctr images import` loads.
+// writeArchive writes spec's OCI image for linux/amd64 to path.
 func writeArchive(path string, spec imageSpec) error {
 	ref, err := name.ParseReference(spec.Ref, name.WeakValidation)
 	if err != nil {
@@ -187,8 +178,7 @@ const (
 	group  = "root:x:0:\nnogroup:x:65534:\n"
 )
 
-// busyboxImage returns the spec of the busybox image: the static binary
-// bin, a symlink per applet, /etc/passwd, /etc/group and /tmp.
+// busyboxImage returns the spec of the busybox image: bin and its applets.
 func busyboxImage(bin []byte, applets []string) imageSpec {
 	entries := []entry{
 		{Path: "/bin", Dir: true, Mode: 0o755},
@@ -210,12 +200,9 @@ func busyboxImage(bin []byte, applets []string) imageSpec {
 	return imageSpec{Ref: "localhost/busybox:local", Layers: [][]entry{entries}, Cmd: []string{"sh"}}
 }
 
-// agnhostImage returns the spec of the agnhost image: on busybox's layer,
-// data's agnhost as /agnhost and what upstream's image (its Dockerfile, on
-// alpine, whose tools are busybox's) adds that tests rely on: the command
-// pause, /agnhost-2 (a link, for the entrypoint tests), /uploads (netexec),
-// porter's /localhost.crt and /localhost.key (the HTTPS lifecycle hooks'
-// server), user-defined-in-image (uid 1000) in group-defined-in-image.
+// agnhostImage returns the spec of the agnhost image: on busybox's layer
+// (upstream's alpine has busybox's tools), /agnhost and what upstream's
+// Dockerfile adds that tests rely on.
 func agnhostImage(data map[string][]byte, busybox imageSpec) imageSpec {
 	return imageSpec{
 		Ref: "localhost/agnhost:local",

@@ -14,13 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command csi-driver is the evm-csi driver: a minimal CSI driver that a kubelet
-// registers through its plugin watcher (see package csidriver). It serves
+// Command csi-driver is the evm-csi driver (see package csidriver). It serves
 // until SIGTERM or SIGINT.
 //
-//	go build -o <dir>/evm-csi ./cmd/csi-driver
-//	evm-csi -endpoint <root>/plugins/evm.csi.k8s.io/csi.sock \
-//	    -registration-dir <root>/plugins_registry -state-dir <dir> [-node-id <node>]
+//	evm-csi -endpoint SOCKET -registration-dir DIR -state-dir DIR [-node-id NODE]
 package main
 
 import (
@@ -44,7 +41,6 @@ func main() {
 	flag.StringVar(&o.RegistrationDir, "registration-dir", "", "the kubelet's <root-dir>/plugins_registry (required)")
 	flag.StringVar(&o.StateDir, "state-dir", "", "directory for the volumes' backing directories (required)")
 	flag.Parse()
-
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	err := csidriver.Serve(ctx, o)
 	stop()

@@ -18,22 +18,15 @@ limitations under the License.
 // the assembled tree) on this machine, offline, against a container runtime
 // from make node-deps and the patched kubelet, for make test-e2e-node.
 //
-// It starts the runtime (containerd, or CRI-O with -runtime crio) through
-// pkg/node, restarting it when it exits as a service manager would, and
-// tags the local images (busybox, pause and agnhost) with the names the e2e
-// framework expects, so nothing is pulled; busybox and agnhost lose their
-// local names, which the runtime could report as a container's image. The
-// test binary runs etcd, the API server and the kubelet, which must sit
-// beside it. systemd-run, systemctl and journalctl are hidden from the
-// suite, which would use them on a host whose PID 1 is not systemd, and
-// --system-cgroups and --kubelet-cgroups are cleared so that the kubelet
-// never moves host processes into a /system cgroup. When it stops, it
-// removes the pods, restores the host and removes what upstream's HostPath
-// specs leave in the host's /tmp.
-//
-// With -procs N above 1 the Ginkgo CLI (-ginkgo) runs the test binary in N
-// processes: the first starts the suite's services and kubelet, the others
-// use them, and [Serial] specs run alone at the end.
+// It starts the runtime through pkg/node, restarting it when it exits as a
+// service manager would, and tags the local images with the names the e2e
+// framework expects, so nothing is pulled. The test binary runs etcd, the
+// API server and the kubelet, which must sit beside it. systemd-run,
+// systemctl and journalctl are hidden from the suite, which would use them
+// on a host whose PID 1 is not systemd, and --system-cgroups and
+// --kubelet-cgroups are cleared so that the kubelet never moves host
+// processes into a /system cgroup. With -procs N above 1 the Ginkgo CLI runs
+// the test binary in N processes, and [Serial] specs run alone at the end.
 //
 //	e2e-node -out _output -test _output/e2e-node/e2e_node.test -ginkgo _output/e2e-node/ginkgo -procs 3 -image busybox=NAME -image pause=NAME -image agnhost=NAME -focus REGEXP -skip REGEXP [-kubelet stock] [-feature-gates EventedVolumeManager=false]
 package main
@@ -106,23 +99,18 @@ func main() {
 }
 
 // suite is how the suite runs: which specs, for how long, and in how many
-// Ginkgo processes.
+// Ginkgo processes (above 1, the Ginkgo CLI ginkgo runs the test binary).
 type suite struct {
-	focus, skip string
-	timeout     time.Duration
-	// procs is the number of Ginkgo processes; above 1 the Ginkgo CLI runs
-	// the test binary.
-	procs int
-	// ginkgo is the Ginkgo CLI; empty means ginkgo beside the test binary.
-	ginkgo string
+	focus, skip, ginkgo string
+	timeout             time.Duration
+	procs               int
 }
 
-// agnhostImage is the reference of make node-deps' agnhost image, which
-// pkg/node does not import by itself.
+// agnhostImage is make node-deps' agnhost image, which pkg/node does not import.
 const agnhostImage = "localhost/agnhost:local"
 
 // hostPathLeftovers are what upstream's HostPath specs, whose hostPath volume
-// is the host's /tmp, write there and may leave.
+// is the host's /tmp, may leave there.
 var hostPathLeftovers = []string{"/tmp/test-file", "/tmp/sub-path"}
 
 func run(out, testBinary string, s suite, k node.Kubelet, o node.Options, tags map[string]string, logf func(string, ...any)) (err error) {
@@ -136,8 +124,8 @@ func run(out, testBinary string, s suite, k node.Kubelet, o node.Options, tags m
 	if err := s.findGinkgo(dir); err != nil {
 		return err
 	}
-	// Until the suite starts, an interrupt stops the node and exits; then
-	// it stops the suite first, and the node as run returns.
+	// Until the suite starts, an interrupt stops the node and exits; then it
+	// stops the suite first (runSuite).
 	stopInterrupts := sync.OnceFunc(node.HandleInterrupts(logf))
 	defer stopInterrupts()
 	removeLeftovers := watchLeftovers(logf)
@@ -168,15 +156,11 @@ func run(out, testBinary string, s suite, k node.Kubelet, o node.Options, tags m
 	if err != nil {
 		return err
 	}
-	scratch, err := freshDirs(dir)
-	if err != nil {
-		return err
-	}
 	args, err := suiteArgs(n, dir, k)
 	if err != nil {
 		return err
 	}
-	cmd, err := s.command(testBinary, scratch, args)
+	cmd, err := s.command(testBinary, args)
 	if err != nil {
 		return err
 	}
@@ -185,8 +169,7 @@ func run(out, testBinary string, s suite, k node.Kubelet, o node.Options, tags m
 	return runSuite(cmd, dir, stopInterrupts, logf)
 }
 
-// findGinkgo sets and checks the Ginkgo CLI that runs more than one
-// process: by default the one in dir, beside the test binary.
+// findGinkgo sets and checks the Ginkgo CLI, by default the one in dir.
 func (s *suite) findGinkgo(dir string) error {
 	if s.procs <= 1 {
 		return nil
@@ -201,18 +184,18 @@ func (s *suite) findGinkgo(dir string) error {
 	return nil
 }
 
-// watchLeftovers notes which of hostPathLeftovers do not exist yet, and
-// returns a function that removes those that exist by then.
+// watchLeftovers returns a function that removes those of hostPathLeftovers
+// that exist then and do not now.
 func watchLeftovers(logf func(string, ...any)) func() error {
-	absent := map[string]bool{}
+	var absent []string
 	for _, p := range hostPathLeftovers {
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			absent[p] = true
+			absent = append(absent, p)
 		}
 	}
 	return func() error {
 		var errs []error
-		for p := range absent {
+		for _, p := range absent {
 			if _, err := os.Lstat(p); err != nil {
 				continue
 			}
@@ -223,8 +206,7 @@ func watchLeftovers(logf func(string, ...any)) func() error {
 	}
 }
 
-// stopNode stops the suite's kubelet if a run cut short left it, then the
-// node, and checks that the host is as before.
+// stopNode stops the kubelet a run cut short left, then the node, and checks the host.
 func stopNode(n *node.Node, before node.Snapshot, kubeletExe, out string, logf func(string, ...any)) error {
 	for _, pid := range node.ProcessesOf(kubeletExe) {
 		logf("stopping the suite's kubelet (pid %d)", pid)
@@ -256,10 +238,9 @@ func tagImages(n *node.Node, out string, tags map[string]string) error {
 		if err := n.TagImage(ctx, ref, name); err != nil {
 			return err
 		}
-		// containerd reports a container's image as the image's first name
-		// (sorted), which the specs compare with the names they asked for:
-		// busybox and agnhost keep only those. The runtime's sandbox image
-		// is pause's local name.
+		// containerd reports a container's image as its first name (sorted),
+		// which the specs compare with the names they asked for: busybox and
+		// agnhost keep only those. pause's local name is the sandbox image.
 		if local != "pause" {
 			if err := n.UntagImage(ctx, ref); err != nil {
 				return err
@@ -269,25 +250,14 @@ func tagImages(n *node.Node, out string, tags map[string]string) error {
 	return nil
 }
 
-// freshDirs empties dir's report directory and returns an empty scratch
-// directory for the suite.
-func freshDirs(dir string) (string, error) {
-	if err := os.RemoveAll(filepath.Join(dir, "report")); err != nil {
-		return "", err
-	}
-	scratch := filepath.Join(dir, "run")
-	if err := os.RemoveAll(scratch); err != nil {
-		return "", err
-	}
-	return scratch, os.MkdirAll(scratch, 0o755)
-}
-
-// suiteArgs writes the node's base kubelet configuration into dir and
-// returns the suite's arguments: the node's runtime, the configuration, and
-// the kubelet's feature gates (upstream's has none by default).
+// suiteArgs writes the node's base kubelet configuration into dir, empties
+// its report directory, and returns the suite's arguments.
 func suiteArgs(n *node.Node, dir string, k node.Kubelet) ([]string, error) {
 	config := filepath.Join(dir, "kubelet-base.yaml")
 	if err := os.WriteFile(config, []byte(n.BaseKubeletConfig()), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "report")); err != nil {
 		return nil, err
 	}
 	args := []string{
@@ -307,9 +277,8 @@ func suiteArgs(n *node.Node, dir string, k node.Kubelet) ([]string, error) {
 	return args, nil
 }
 
-// runSuite runs the suite's command, its output in dir/e2e.log, and prints
-// its summary. Once it runs, an interrupt stops the suite's process group
-// instead of the process (stopInterrupts).
+// runSuite runs cmd, its output in dir/e2e.log, and prints its summary. Once
+// it runs, an interrupt stops the suite's process group.
 func runSuite(cmd *exec.Cmd, dir string, stopInterrupts func(), logf func(string, ...any)) error {
 	log, err := os.Create(filepath.Join(dir, "e2e.log"))
 	if err != nil {
@@ -354,55 +323,46 @@ func runSuite(cmd *exec.Cmd, dir string, stopInterrupts func(), logf func(string
 	}
 }
 
-// command is the command that runs the suite with its own arguments,
-// suiteArgs, in scratch, where the suite writes its kubeconfig,
-// kubelet-config and kubelet.conf.d.
-//
-// With one process it is the test binary with Ginkgo's flags. With more, it
-// is the Ginkgo CLI: ginkgo --procs=N ... scratch/e2e_node.test -- suiteArgs.
-// The CLI runs a precompiled test binary in the binary's directory, so
-// scratch gets a link to the test binary, and one to the kubelet, which the
-// suite looks for beside the binary it was started as.
-func (s suite) command(testBinary, scratch string, suiteArgs []string) (*exec.Cmd, error) {
-	if s.procs <= 1 {
-		args := append(append([]string{}, suiteArgs...),
-			"--ginkgo.focus="+s.focus,
-			"--ginkgo.timeout="+s.timeout.String(),
-			"--ginkgo.v",
-			"--ginkgo.no-color",
-		)
-		if s.skip != "" {
-			args = append(args, "--ginkgo.skip="+s.skip)
-		}
-		cmd := exec.Command(testBinary, args...)
-		cmd.Dir = scratch
-		return cmd, nil
-	}
-	link := filepath.Join(scratch, filepath.Base(testBinary))
-	if err := os.Symlink(testBinary, link); err != nil {
+// command runs the suite with suiteArgs in an empty scratch directory, run
+// beside the test binary, where it writes its kubeconfig and kubelet
+// configuration: the test binary, or with more than one process ginkgo
+// --procs=N ... scratch/e2e_node.test -- suiteArgs. The CLI runs a test
+// binary in its directory, so scratch gets links to it and to the kubelet,
+// which the suite looks for beside it.
+func (s suite) command(testBinary string, suiteArgs []string) (*exec.Cmd, error) {
+	scratch := filepath.Join(filepath.Dir(testBinary), "run")
+	if err := os.RemoveAll(scratch); err != nil {
 		return nil, err
 	}
-	if err := os.Symlink(filepath.Join(filepath.Dir(testBinary), "kubelet"), filepath.Join(scratch, "kubelet")); err != nil {
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		return nil, err
 	}
-	args := []string{
-		"--procs=" + strconv.Itoa(s.procs),
-		"--timeout=" + s.timeout.String(),
-		"--focus=" + s.focus,
-	}
+	name, args := testBinary, slices.Concat(suiteArgs,
+		[]string{"--ginkgo.focus=" + s.focus, "--ginkgo.timeout=" + s.timeout.String(), "--ginkgo.v", "--ginkgo.no-color"})
 	if s.skip != "" {
-		args = append(args, "--skip="+s.skip)
+		args = append(args, "--ginkgo.skip="+s.skip)
 	}
-	args = append(args, "-v", "--no-color", link, "--")
-	cmd := exec.Command(s.ginkgo, append(args, suiteArgs...)...)
+	if s.procs > 1 {
+		link := filepath.Join(scratch, filepath.Base(testBinary))
+		for target, l := range map[string]string{testBinary: link, filepath.Join(filepath.Dir(testBinary), "kubelet"): filepath.Join(scratch, "kubelet")} {
+			if err := os.Symlink(target, l); err != nil {
+				return nil, err
+			}
+		}
+		name, args = s.ginkgo, []string{"--procs=" + strconv.Itoa(s.procs), "--timeout=" + s.timeout.String(), "--focus=" + s.focus}
+		if s.skip != "" {
+			args = append(args, "--skip="+s.skip)
+		}
+		args = slices.Concat(args, []string{"-v", "--no-color", link, "--"}, suiteArgs)
+	}
+	cmd := exec.Command(name, args...)
 	cmd.Dir = scratch
 	return cmd, nil
 }
 
-// summary prints the outcome of every spec the suite selected, from its
-// JUnit report, and the totals from its log. Under the Ginkgo CLI too, the
-// suite's own reporter (--report-dir) writes report/junit_01.xml, from the
-// first process with every process's specs, and the CLI prints the totals.
+// summary prints the outcome of every spec from the suite's JUnit report
+// (under the Ginkgo CLI too, the first process writes every process's), and
+// the totals from its log.
 func summary(dir string) {
 	specs, err := junit.Read(dir)
 	if err != nil {
@@ -432,11 +392,8 @@ func pathWithout(dir string, hidden ...string) (string, error) {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
 			link := filepath.Join(dir, e.Name())
-			if slices.Contains(hidden, e.Name()) {
-				continue
-			}
-			if _, err := os.Lstat(link); err == nil {
-				continue // an earlier directory wins, as on PATH
+			if _, err := os.Lstat(link); err == nil || slices.Contains(hidden, e.Name()) {
+				continue // hidden, or an earlier directory wins, as on PATH
 			}
 			if err := os.Symlink(filepath.Join(d, e.Name()), link); err != nil {
 				return "", err

@@ -28,13 +28,10 @@ func TestCommand(t *testing.T) {
 	dir := t.TempDir()
 	testBinary := filepath.Join(dir, "e2e_node.test")
 	scratch := filepath.Join(dir, "run")
-	if err := os.Mkdir(scratch, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	suiteArgs := []string{"--report-dir=" + filepath.Join(dir, "report"), "--kubelet-flags=--a= --b="}
 
 	s := suite{focus: "F", skip: "S", timeout: 45 * time.Minute, procs: 1}
-	cmd, err := s.command(testBinary, scratch, suiteArgs)
+	cmd, err := s.command(testBinary, suiteArgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +44,7 @@ func TestCommand(t *testing.T) {
 	}
 
 	s.procs, s.ginkgo, s.skip = 3, filepath.Join(dir, "ginkgo"), ""
-	cmd, err = s.command(testBinary, scratch, suiteArgs)
+	cmd, err = s.command(testBinary, suiteArgs)
 	if err != nil {
 		t.Fatal(err)
 	}

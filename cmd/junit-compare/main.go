@@ -15,9 +15,8 @@ limitations under the License.
 */
 
 // Command junit-compare writes the Markdown table of node e2e runs' JUnit
-// reports for make node-conformance: each run given as name=DIR (DIR holding
-// report/junit_*.xml), the first the reference. It exits 1 if a spec that
-// passed in the first run did not pass in another.
+// reports (DIR/report/junit_*.xml). It exits 1 if a spec that passed in the
+// first run did not pass in another.
 //
 //	junit-compare stock=DIR on=DIR
 package main

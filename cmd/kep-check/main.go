@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command kep-check checks that kep.yaml's metrics and KEP.md's metrics
-// table name the same metrics, that kep.yaml names the gate and, with -tree,
-// that the series defines and registers those metrics. make verify runs it.
+// Command kep-check checks that kep.yaml, KEP.md and, with -tree, the series
+// name the same metrics. make verify runs it.
 //
 //	kep-check [-kep DIR] [-tree DIR -base v1.37.0 -head HEAD]
 package main
@@ -42,8 +41,6 @@ func main() {
 	}
 }
 
-// check compares the KEP in dir with itself and, if tree is set, with the
-// metrics the series base..head defines, and prints what it compared.
 func check(dir, tree, base, head string) error {
 	sets, _, err := kep.Documented(dir)
 	if err != nil {

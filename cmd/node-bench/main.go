@@ -14,15 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command node-bench is the real-node side-by-side benchmark that make
-// node-bench and make node-bench-cluster run (package nodebench): each round
-// runs the same workload on a fresh node for each configuration. -configs
-// chooses them and their order, by name ("gate off") or hyphenated
-// ("gate-off"); -stock=false leaves upstream's kubelet (-stock-kubelet) out;
-// -cluster runs a cluster node, with its own defaults. It writes
-// results.json, report.md and charts into -dir and prints the report.
-// -sizes runs the standalone benchmark at each number of pods, into
-// -dir/pods-N, then writes the scale table (scale.md) of every pods-N.
+// Command node-bench is the real-node side-by-side benchmark of make
+// node-bench and make node-bench-cluster (package nodebench). It writes
+// results.json, report.md and charts into -dir and prints the report; -sizes
+// runs it at each number of pods, into -dir/pods-N, then writes scale.md.
 //
 //	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] [-configs stock,gate-off,gate-on,all-gates] ...
 //	node-bench -out _output -cluster [-rounds 2] [-configmaps 110] [-configs gate-off,gate-on,node-status-gate,all-gates] ...
@@ -89,13 +84,11 @@ func main() {
 			}
 		}
 	}
-
 	start := time.Now()
 	o.Logf = func(format string, args ...any) {
 		fmt.Printf("    [%4.0fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
-	err := run(o, *clusterNode, *rounds, *configs, *stock, *stockKubelet, *sizes, *reportOnly, runtime)
-	if err != nil {
+	if err := run(o, *clusterNode, *rounds, *configs, *stock, *stockKubelet, *sizes, *reportOnly, runtime); err != nil {
 		fmt.Fprintln(os.Stderr, "node-bench:", err)
 		os.Exit(1)
 	}
@@ -106,8 +99,8 @@ func main() {
 
 func run(o nodebench.Options, clusterNode bool, rounds int, configList string, stock bool, stockKubelet, sizes string, reportOnly bool, runtime func() (node.Runtime, error)) error {
 	configs := nodebench.DefaultConfigs(clusterNode)
+	var err error
 	if configList != "" {
-		var err error
 		if configs, err = nodebench.ParseConfigs(configList); err != nil {
 			return fmt.Errorf("-configs: %w", err)
 		}
@@ -139,7 +132,6 @@ func run(o nodebench.Options, clusterNode bool, rounds int, configList string, s
 	case o.CrashLoopPods > 0 && o.CrashLoopWindow <= 0:
 		return fmt.Errorf("-crashloop-window %v: want a window above 0", o.CrashLoopWindow)
 	}
-	var err error
 	if o.Runtime, err = runtime(); err != nil {
 		return err
 	}
@@ -155,8 +147,7 @@ func run(o nodebench.Options, clusterNode bool, rounds int, configList string, s
 			return fmt.Errorf("upstream's kubelet %s is missing: run hack/build-stock-kubelet.sh (make node-bench builds it), or pass -stock=false (make node-bench: NODE_BENCH_STOCK=0)", o.StockKubelet)
 		}
 	}
-	stop := node.HandleInterrupts(o.Logf)
-	defer stop()
+	defer node.HandleInterrupts(o.Logf)()
 	ctx := context.Background()
 	if len(pods) == 0 {
 		return nodebench.Benchmark(ctx, o, rounds, configs, stock)

@@ -14,18 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command node-up is make node-up: a node to try the gate on by hand, as an
-// operator would on their own. It starts the container runtime and the
-// patched kubelet with the feature gates -feature-gates sets, runs
-// -pods static pods × 4 volumes, prints where the kubelet's configuration,
-// log and PID file are and how to scrape its metrics, and keeps the node
-// running until SIGINT or SIGTERM, when it stops it and restores the host.
+// Command node-up is make node-up: a node to try the gate on by hand. It
+// starts the container runtime and the patched kubelet with -feature-gates,
+// runs -pods static pods × 4 volumes, prints where the kubelet's files are
+// and how to scrape its metrics, and keeps the node running until SIGINT or
+// SIGTERM, when it stops it and restores the host.
 //
 // When the kubelet exits, node-up starts it again a second later from its
-// configuration file as it is then, as a service manager would: edit the
-// file's featureGates and kill the kubelet to flip the gate. Whenever what
-// the kubelet reports changes (its PID, the gate, the event stream, its
-// volumes) node-up prints one status line.
+// configuration file, as a service manager would: edit its featureGates and
+// kill the kubelet to flip the gate. Whenever what the kubelet reports
+// changes, node-up prints one status line.
 //
 //	node-up -out _output [-pods 10] [-feature-gates EventedVolumeManager=true]
 package main
@@ -92,8 +90,6 @@ func run(out string, pods int, gates string, verbosity int, runtime func() (node
 			logf("stopping the node: %v", err)
 		}
 	}()
-	// An operator restarts the kubelet by killing it, as under a service
-	// manager.
 	n.Supervise(node.KubeletService)
 	if err := n.StartKubelet(startCtx); err != nil {
 		return err
@@ -139,8 +135,7 @@ func addPods(ctx context.Context, n *node.Node, pods int) error {
 			return err
 		}
 	}
-	// As the benchmark does: a loaded node may take more than a second a
-	// pod to run them.
+	// A loaded node may take more than a second a pod to run them.
 	ctx, cancel := context.WithTimeout(ctx, node.PodsStartTimeout(pods))
 	defer cancel()
 	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
@@ -152,8 +147,7 @@ func addPods(ctx context.Context, n *node.Node, pods int) error {
 	return nil
 }
 
-// status is one line of what the kubelet reports: its PID, the gate, the
-// event stream and its volumes.
+// status is one line of what the kubelet reports.
 func status(ctx context.Context, n *node.Node) string {
 	pid := n.KubeletPID()
 	if pid == 0 {

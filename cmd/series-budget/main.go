@@ -1,7 +1,5 @@
 // Command series-budget prints what the patch series costs a reviewer against
-// its budgets, and fails when one is exceeded: the non-test Go lines it adds,
-// in all and per pull request, the exported identifiers it adds, the metrics
-// the KEP names, and KEP.md's words.
+// its budgets, and fails when one is exceeded.
 //
 //	series-budget -tree DIR -base v1.37.0 -head HEAD -pr-tops 3,4,5 -kep DIR
 package main
@@ -18,7 +16,6 @@ import (
 	"evented-volume-manager/pkg/kep"
 )
 
-// The budgets.
 const (
 	maxLines      = 1800
 	maxLinesPerPR = 700
@@ -69,7 +66,6 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 		}
 		fmt.Printf("  %-4s %5d / %5d  %s\n", mark, value, limit, what)
 	}
-
 	total, err := kep.AddedLines(tree, base, head)
 	if err != nil {
 		return nil, err
@@ -88,7 +84,6 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 		check("pr-lines", lines, maxLinesPerPR, fmt.Sprintf("of them in PR %d (commits up to %d)", i+1, n))
 		prev = series[n-1]
 	}
-
 	ids, err := kep.ExportedIdentifiers(tree, base, head)
 	if err != nil {
 		return nil, err
@@ -99,7 +94,6 @@ func run(tree, base, head, tops, kepDir string, verbose bool) ([]string, error) 
 			fmt.Println("         " + id)
 		}
 	}
-
 	sets, _, err := kep.Documented(kepDir)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package bench holds what the benchmarks' reports share: quantiles, the
-// cells of their tables and the latency CDF chart.
+// Package bench holds what the benchmarks' reports share.
 package bench
 
 import (
@@ -29,8 +28,7 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// Quantile returns the q-quantile (0..1) of xs by the nearest-rank method, or
-// NaN for no data.
+// Quantile returns the q-quantile (0..1) of xs by nearest rank, or NaN.
 func Quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
@@ -40,8 +38,7 @@ func Quantile(xs []float64, q float64) float64 {
 	return s[max(0, min(rank, len(s)-1))]
 }
 
-// Median is the middle value of xs, or the mean of the two middle values
-// when their number is even (not the lower of two rounds), or NaN for none.
+// Median is the middle value of xs, the mean of the two middle ones, or NaN.
 func Median(xs []float64) float64 {
 	if len(xs)%2 == 1 || len(xs) == 0 {
 		return Quantile(xs, 0.5)
@@ -50,8 +47,7 @@ func Median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Ratio is off/on for figures where lower is better (on/off otherwise), so
-// that "9x" reads as nine times better with the gate on.
+// Ratio is off/on where lower is better, else on/off: "9x" is 9 times better on.
 func Ratio(off, on float64, lowerWins bool) string {
 	if on == 0 || math.IsNaN(on) || math.IsNaN(off) {
 		return "n/a"
@@ -86,9 +82,7 @@ func Cell(v float64, unit string) string {
 	return Number(v) + " " + unit
 }
 
-// OffColor and OnColor draw the gate-off and gate-on series in every chart,
-// StockColor upstream's kubelet, AllGatesColor the series' kubelet with all
-// its gates on and NodeStatusColor with its node-status gate alone on.
+// The charts' colors: gate off, on, upstream's, all gates, node-status gate alone.
 var (
 	OffColor        = color.RGBA{R: 200, G: 60, B: 40, A: 255}
 	OnColor         = color.RGBA{R: 30, G: 110, B: 200, A: 255}
@@ -97,8 +91,7 @@ var (
 	NodeStatusColor = color.RGBA{R: 220, G: 140, B: 20, A: 255}
 )
 
-// Series is one line of a chart: the latencies (Seconds) a CDF draws, in
-// Color, dashed by Dashes if any (dashed lines are drawn over solid ones).
+// Series is one line of a chart; dashed lines are drawn over solid ones.
 type Series struct {
 	Name    string
 	Seconds []float64
@@ -106,9 +99,7 @@ type Series struct {
 	Dashes  []vg.Length
 }
 
-// CDFChart draws the empirical CDFs of the series' latencies, in
-// milliseconds on a log scale, into file (PNG). Series without latencies
-// are left out; without any, it fails.
+// CDFChart draws the CDFs of the series' latencies into file (PNG).
 func CDFChart(file, title, xLabel string, series ...Series) error {
 	p := plot.New()
 	p.Title.Text = title

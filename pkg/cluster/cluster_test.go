@@ -70,10 +70,7 @@ func TestWriteClusterPKI(t *testing.T) {
 	}
 }
 
-// TestAttacher runs the attacher against a fake API server and the
-// project's CSI driver on a real socket: a VolumeAttachment gets the
-// finalizer, is marked attached no sooner than its PV's delay with the
-// driver's publish context, and on deletion loses the finalizer.
+// TestAttacher runs the attacher against a fake API server and the CSI driver.
 func TestAttacher(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -89,21 +86,15 @@ func TestAttacher(t *testing.T) {
 			RegistrationDir: filepath.Join(dir, "reg"), StateDir: filepath.Join(dir, "state"), Logf: t.Logf})
 	}()
 	waitUntil(t, 10*time.Second, "the CSI driver's socket", func() bool { _, err := os.Stat(endpoint); return err == nil })
-
-	tests := []struct {
-		name  string
-		delay string
-		want  time.Duration
-	}{
-		{"no delay", "", 0},
-		{"delay from the PV", "300ms", 300 * time.Millisecond},
-	}
 	client := fake.NewClientset()
 	a, err := StartAttacher(ctx, ctx, client, CSIDriverName, endpoint, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, tc := range tests {
+	for i, tc := range []struct {
+		name, delay string
+		want        time.Duration
+	}{{"no delay", "", 0}, {"delay from the PV", "300ms", 300 * time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			pv := "pv-" + string(rune('a'+i))
 			ann := map[string]string{}
@@ -174,8 +165,7 @@ func TestAttacher(t *testing.T) {
 	}
 }
 
-// waitUntil polls cond every 10ms; the attacher and the driver run on the
-// real clock, as processes of a real node do.
+// waitUntil polls cond every 10ms: the attacher and driver use the real clock.
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, timeout, true, func(context.Context) (bool, error) {

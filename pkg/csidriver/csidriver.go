@@ -14,13 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package csidriver is a minimal, real CSI driver for tests on a real node:
-// a kubelet registers it through its plugin watcher, and it backs each static
-// volume with a directory under a state directory, bind-mounted onto the
-// staging and target paths the kubelet asks for.
+// Package csidriver is a minimal, real CSI driver for tests on a real node,
+// whose volumes are bind-mounted directories.
 package csidriver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -47,45 +46,31 @@ import (
 // DefaultName is the driver's name unless told otherwise.
 const DefaultName = "evm.csi.k8s.io"
 
-// vendorVersion is what GetPluginInfo reports.
 const vendorVersion = "v0.1.0"
 
 // Options configures Serve. All but Logf are required.
 type Options struct {
-	// Name is the CSI driver name, such as DefaultName.
-	Name string
-	// NodeID is what NodeGetInfo reports as the node's ID.
-	NodeID string
-	// Endpoint is the unix socket path of the CSI services.
-	Endpoint string
-	// RegistrationDir is the kubelet's <root-dir>/plugins_registry; the
-	// registration socket <Name>-reg.sock is created in it.
-	RegistrationDir string
-	// StateDir holds the per-volume backing directories.
-	StateDir string
-	// Logf logs one line; log.Printf if nil.
-	Logf func(string, ...any)
+	Name            string               // the CSI driver name, such as DefaultName
+	NodeID          string               // what NodeGetInfo reports
+	Endpoint        string               // the unix socket path of the CSI services
+	RegistrationDir string               // the kubelet's <root-dir>/plugins_registry
+	StateDir        string               // holds the per-volume backing directories
+	Logf            func(string, ...any) // logs one line; log.Printf if nil
 }
 
-// driver serves the CSI Identity, Controller and Node services and the
-// kubelet's plugin registration service. Its Controller service is one of
-// static volumes: publishing is a no-op the attacher waits for; CreateVolume,
-// DeleteVolume and the rest are Unimplemented. Its Node service's staging
-// bind-mounts the volume's backing directory onto the staging path, and
-// publishing bind-mounts the staging path onto the target path.
+// driver serves the CSI services, for static volumes (publishing is a no-op
+// the attacher waits for), and the kubelet's plugin registration.
 type driver struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedControllerServer
 	csi.UnimplementedNodeServer
 	registerapi.UnimplementedRegistrationServer
 	opts Options
-	// mu serializes mount operations.
-	mu sync.Mutex
+	mu   sync.Mutex // serializes mount operations
 }
 
-// Serve serves CSI Identity, Controller and Node on o.Endpoint and the kubelet
-// plugin registration service on <o.RegistrationDir>/<o.Name>-reg.sock until
-// ctx ends, then stops both servers gracefully and removes the sockets.
+// Serve serves the CSI services on o.Endpoint and the plugin registration
+// service in o.RegistrationDir until ctx ends, then removes the sockets.
 func Serve(ctx context.Context, o Options) error {
 	if o.Logf == nil {
 		o.Logf = log.Printf
@@ -110,7 +95,6 @@ func Serve(ctx context.Context, o Options) error {
 	csi.RegisterNodeServer(csiSrv, d)
 	regSrv := grpc.NewServer()
 	registerapi.RegisterRegistrationServer(regSrv, d)
-
 	// The CSI socket listens before the registration socket appears, so the
 	// kubelet never finds a registered driver it cannot reach.
 	regPath := filepath.Join(o.RegistrationDir, o.Name+"-reg.sock")
@@ -142,7 +126,6 @@ func Serve(ctx context.Context, o Options) error {
 	<-ctx.Done()
 	regSrv.GracefulStop()
 	csiSrv.GracefulStop()
-	// Stopping closed the listeners, which removed the sockets.
 	failed := errors.Join(<-errc, <-errc)
 	o.Logf("csi driver %s stopped", o.Name)
 	if failed != nil {
@@ -151,11 +134,9 @@ func Serve(ctx context.Context, o Options) error {
 	return nil
 }
 
-// listenUnix listens on the unix socket p, creating its parent directory and
-// removing a stale socket first. It refuses to remove anything but a socket.
+// listenUnix listens on the unix socket p, replacing a stale socket.
 func listenUnix(p string) (net.Listener, error) {
-	// sun_path holds 108 bytes including the terminating NUL.
-	if len(p) > 107 {
+	if len(p) > 107 { // sun_path holds 108 bytes with the NUL
 		return nil, fmt.Errorf("socket path %s is %d bytes, longer than the 107 a unix socket allows", p, len(p))
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
@@ -176,7 +157,6 @@ func listenUnix(p string) (net.Listener, error) {
 	return lis, nil
 }
 
-// logCall logs every CSI call: method, volume ID, duration and error.
 func (d *driver) logCall(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	resp, err := h(ctx, req)
@@ -188,8 +168,7 @@ func (d *driver) logCall(ctx context.Context, req any, info *grpc.UnaryServerInf
 	return resp, err
 }
 
-// required is an InvalidArgument error naming the first empty field of the
-// name, value pairs, or nil.
+// required is an error naming the first empty field of the name, value pairs.
 func required(pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
@@ -199,7 +178,6 @@ func required(pairs ...string) error {
 	return nil
 }
 
-// checkCapability accepts only mount (filesystem) volume capabilities.
 func checkCapability(c *csi.VolumeCapability) error {
 	if c == nil {
 		return status.Error(codes.InvalidArgument, "volume_capability is required")
@@ -260,10 +238,7 @@ func (*driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapa
 
 // ControllerPublishVolume returns the publish context {"node": node_id}.
 func (*driver) ControllerPublishVolume(_ context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
-	if err := required("volume_id", req.GetVolumeId(), "node_id", req.GetNodeId()); err != nil {
-		return nil, err
-	}
-	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+	if err := cmp.Or(required("volume_id", req.GetVolumeId(), "node_id", req.GetNodeId()), checkCapability(req.GetVolumeCapability())); err != nil {
 		return nil, err
 	}
 	return &csi.ControllerPublishVolumeResponse{PublishContext: map[string]string{"node": req.GetNodeId()}}, nil
@@ -291,17 +266,12 @@ func (*driver) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequ
 	}}}, nil
 }
 
-// NodeStageVolume creates the volume's backing directory under the state
-// directory and bind-mounts it onto the staging path. It is idempotent.
+// NodeStageVolume bind-mounts the volume's backing directory onto the staging path.
 func (d *driver) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
 	id, staging := req.GetVolumeId(), req.GetStagingTargetPath()
-	if err := required("volume_id", id, "staging_target_path", staging); err != nil {
+	if err := cmp.Or(required("volume_id", id, "staging_target_path", staging), checkCapability(req.GetVolumeCapability())); err != nil {
 		return nil, err
 	}
-	if err := checkCapability(req.GetVolumeCapability()); err != nil {
-		return nil, err
-	}
-	// Named by the ID's SHA-256, a safe and distinct name for any ID.
 	backing := filepath.Join(d.opts.StateDir, fmt.Sprintf("%x", sha256.Sum256([]byte(id))))
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -333,14 +303,10 @@ func (d *driver) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolume
 	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
-// NodePublishVolume bind-mounts the staging path onto the target path. It is
-// idempotent. Nothing publishes read-only, which it refuses.
+// NodePublishVolume bind-mounts the staging path onto the target path, read-write.
 func (d *driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
 	id, staging, target := req.GetVolumeId(), req.GetStagingTargetPath(), req.GetTargetPath()
-	if err := required("volume_id", id, "staging_target_path", staging, "target_path", target); err != nil {
-		return nil, err
-	}
-	if err := checkCapability(req.GetVolumeCapability()); err != nil {
+	if err := cmp.Or(required("volume_id", id, "staging_target_path", staging, "target_path", target), checkCapability(req.GetVolumeCapability())); err != nil {
 		return nil, err
 	}
 	if req.GetReadonly() {
@@ -359,8 +325,7 @@ func (d *driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 
-// NodeUnpublishVolume unmounts the target path if it is mounted and removes
-// it; a missing target path is success.
+// NodeUnpublishVolume unmounts and removes the target path.
 func (d *driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
 	id, target := req.GetVolumeId(), req.GetTargetPath()
 	if err := required("volume_id", id, "target_path", target); err != nil {
@@ -380,8 +345,7 @@ func (d *driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVo
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
 
-// bindMount creates dst and bind-mounts src onto it. It does nothing if dst
-// is already a mount point.
+// bindMount creates dst and bind-mounts src onto it, unless it is mounted.
 func bindMount(src, dst string) error {
 	if err := os.MkdirAll(dst, 0o750); err != nil {
 		return fmt.Errorf("create mount point: %w", err)
@@ -395,7 +359,6 @@ func bindMount(src, dst string) error {
 	return nil
 }
 
-// unmountAll unmounts p until it is no longer a mount point.
 func unmountAll(p string) error {
 	for range 8 {
 		mounted, err := isMountPoint(p)
@@ -409,9 +372,8 @@ func unmountAll(p string) error {
 	return fmt.Errorf("%s is still a mount point after 8 unmounts", p)
 }
 
-// isMountPoint reports whether p (symlinks resolved) is the root of a
-// mount. A missing p is not. Device numbers would not do: a bind mount of a
-// directory on the same filesystem keeps them.
+// isMountPoint reports whether p exists and is the root of a mount. Device
+// numbers would not do: a bind mount on the same filesystem keeps them.
 func isMountPoint(p string) (bool, error) {
 	var st unix.Statx_t
 	err := unix.Statx(unix.AT_FDCWD, p, 0, 0, &st)

@@ -38,8 +38,7 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
-// testOptions are a driver's options in a new temp dir short enough for
-// unix socket paths.
+// testOptions are options in a temp dir short enough for unix socket paths.
 func testOptions(t *testing.T) Options {
 	dir, err := os.MkdirTemp("", "csi")
 	if err != nil {
@@ -50,9 +49,7 @@ func testOptions(t *testing.T) Options {
 		RegistrationDir: filepath.Join(dir, "registry"), StateDir: filepath.Join(dir, "state"), Logf: t.Logf}
 }
 
-// startDriver serves a driver until the test ends, when it checks that
-// Serve returned nil and removed its sockets. It returns connections to the
-// CSI and registration sockets.
+// startDriver serves a driver until the test ends, then checks Serve's end.
 func startDriver(t *testing.T) (o Options, csiConn, regConn *grpc.ClientConn) {
 	o = testOptions(t)
 	serving, cancel := context.WithCancel(context.Background())
@@ -98,10 +95,7 @@ var mountCap = &csi.VolumeCapability{
 	AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
 }
 
-// TestServices checks what the driver tells the kubelet and the attacher
-// about itself, and that each call rejects a request that lacks a field it
-// needs or asks for a block or read-only volume. TestAttacher in pkg/cluster
-// checks the publish context.
+// TestServices checks the driver's answers; TestAttacher its publish context.
 func TestServices(t *testing.T) {
 	o, conn, regConn := startDriver(t)
 	ident, ctrl, node := csi.NewIdentityClient(conn), csi.NewControllerClient(conn), csi.NewNodeClient(conn)
@@ -161,8 +155,7 @@ func TestServices(t *testing.T) {
 	}
 }
 
-// TestStaleSocket checks that Serve replaces a stale socket at its
-// endpoint, and refuses to remove anything else there.
+// TestStaleSocket checks that Serve replaces a stale socket, and nothing else.
 func TestStaleSocket(t *testing.T) {
 	for _, socket := range []bool{true, false} {
 		o := testOptions(t)
@@ -190,8 +183,7 @@ func TestStaleSocket(t *testing.T) {
 	}
 }
 
-// TestNodeMounts stages and publishes a volume twice, and unpublishes and
-// unstages it twice.
+// TestNodeMounts stages, publishes, unpublishes and unstages a volume twice.
 func TestNodeMounts(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("bind mounts need root")
@@ -240,7 +232,6 @@ func TestNodeMounts(t *testing.T) {
 	stage := &csi.NodeStageVolumeRequest{VolumeId: vol, StagingTargetPath: staging, VolumeCapability: mountCap}
 	publish := &csi.NodePublishVolumeRequest{VolumeId: vol, StagingTargetPath: staging, TargetPath: target,
 		VolumeCapability: mountCap, PublishContext: map[string]string{"node": "node-1"}}
-
 	if _, err := node.NodePublishVolume(t.Context(), publish); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("NodePublishVolume before staging: %v, want FailedPrecondition", err)
 	}
@@ -272,7 +263,6 @@ func TestNodeMounts(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(backing[0], "data")); err != nil || string(got) != "hello" {
 		t.Errorf("backing dir has %q, %v; want hello", got, err)
 	}
-
 	for range 2 {
 		if _, err := node.NodeUnpublishVolume(t.Context(), &csi.NodeUnpublishVolumeRequest{VolumeId: vol, TargetPath: target}); err != nil {
 			t.Fatalf("NodeUnpublishVolume: %v", err)

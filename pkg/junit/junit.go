@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package junit reads the specs' outcomes from node e2e runs' JUnit reports,
-// and compares runs.
+// Package junit reads and compares node e2e runs' JUnit reports.
 package junit
 
 import (
@@ -30,16 +29,12 @@ import (
 	"strings"
 )
 
-// Spec is one spec's outcome in a run's JUnit report: its Status (passed,
-// failed, skipped, timedout, ...) and, if it was skipped while it ran, why
-// (e2eskipper's message).
+// Spec is one spec's outcome, and why it was skipped if it was at run time.
 type Spec struct {
 	Status, Skipped string
 }
 
-// Read reads, by spec name, the outcomes of the specs a run in dir selected
-// from its JUnit report, without the specs that focus and skip left out,
-// which Ginkgo lists as skipped with no reason.
+// Read reads the outcomes of the specs a run in dir selected, by name.
 func Read(dir string) (map[string]Spec, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "report", "junit_*.xml"))
 	if err != nil || len(files) == 0 {
@@ -82,10 +77,8 @@ func Read(dir string) (map[string]Spec, error) {
 	return specs, nil
 }
 
-// Compare writes the Markdown table of runs (name=DIR each, as Read reads
-// DIR, the first the reference): their counts, the specs whose outcome
-// differs from the reference's, and the specs that failed or were skipped at
-// run time, and where. It reports whether the reference's passes all passed.
+// Compare writes the Markdown table of runs (name=DIR each, the first the
+// reference), and reports whether the reference's passes all passed.
 func Compare(w io.Writer, runs []string) (bool, error) {
 	var names []string
 	var reports []map[string]Spec

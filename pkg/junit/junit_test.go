@@ -25,8 +25,7 @@ import (
 	"testing"
 )
 
-// runDir writes reports (file name to XML) under a run directory's report/,
-// and returns the directory.
+// runDir writes reports (file name to XML) under a new run directory.
 func runDir(t *testing.T, reports map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -50,10 +49,7 @@ func suite(cases string) string {
 ` + cases + `</testsuite></testsuites>`
 }
 
-// TestRead reads a report the way Ginkgo writes one: setup nodes and specs
-// that focus or skip left out are dropped, a spec skipped while it ran
-// keeps its reason, and specs from every report file are merged. Without a
-// report, or with one that does not parse, it fails and names where.
+// TestRead reads reports as Ginkgo writes them.
 func TestRead(t *testing.T) {
 	got, err := Read(runDir(t, map[string]string{
 		"junit_01.xml": suite(`<testcase name="[It] [sig-storage] ConfigMap should be consumable" status="passed"></testcase>

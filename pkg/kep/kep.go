@@ -14,10 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kep checks that the metrics the series defines, those a kubelet
-// with the gate on exposes, kep.yaml's metrics and KEP.md's metrics table
-// are the same, and measures what the series costs a reviewer (non-test Go
-// lines, exported identifiers) for the budgets make verify holds it to.
+// Package kep checks the series' metrics against the KEP's, and measures
+// what the series costs a reviewer.
 package kep
 
 import (
@@ -42,8 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Compare returns an error naming every metric that some of sets (by
-// description) have and others lack, or that a set lists twice.
+// Compare returns an error naming each metric that not all sets list once.
 func Compare(sets map[string][]string) error {
 	var problems []string
 	in := map[string][]string{}
@@ -80,11 +77,8 @@ var (
 	opts    = regexp.MustCompile(`^(Counter|Gauge|Histogram|Summary|TimingHistogram)Opts$`)
 )
 
-// Documented reads the KEP in dir: kep.yaml's metrics and the names in
-// KEP.md's metrics table as sets for Compare, and the table (the rows of
-// the section "Metrics" whose first three columns are `name`, type and
-// `labels`, with values in parentheses). kep.yaml's feature-gates must name
-// EventedVolumeManager for the kubelet.
+// Documented reads kep.yaml's metrics and KEP.md's metrics table in dir, as
+// sets for Compare and as the table, and checks kep.yaml's feature-gates.
 func Documented(dir string) (map[string][]string, []Metric, error) {
 	y, err := os.ReadFile(filepath.Join(dir, "kep.yaml"))
 	md, mdErr := os.ReadFile(filepath.Join(dir, "KEP.md"))
@@ -127,10 +121,8 @@ func Documented(dir string) (map[string][]string, []Metric, error) {
 	return sets, table, nil
 }
 
-// Defined returns the metrics that one package's Go files (path to source)
-// define with an options literal (CounterOpts, ...): its constant Namespace,
-// Subsystem and Name joined with "_". Registered are those whose literal is
-// in, or in the value of a variable passed to, a call of a *Register* function.
+// Defined returns the metrics that one package's files define in *Opts
+// literals, and those it passes (or their variables) to a *Register* call.
 func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
@@ -201,10 +193,9 @@ func Defined(pkg map[string][]byte) (defined, registered []string, err error) {
 	return defined, registered, err
 }
 
-// Exposed returns the series' metrics in a scrape of a kubelet's /metrics
-// (those whose names begin with the first three words of one of table's) and,
-// also as unseen, table's with labels that have no family before a first
-// value. The error names each family whose type or labels are not table's.
+// Exposed returns the series' metrics in a kubelet's scrape and, also as
+// unseen, table's with labels, which have no family before a first value;
+// the error names each family whose type or labels are not table's.
 func Exposed(families map[string]*dto.MetricFamily, table []Metric) (exposed, unseen []string, err error) {
 	// The first three words ("__" gives a shorter name three).
 	prefix := func(name string) string { return strings.Join(strings.SplitN(name+"__", "_", 4)[:3], "_") }
@@ -239,9 +230,7 @@ func Exposed(families map[string]*dto.MetricFamily, table []Metric) (exposed, un
 	return append(exposed, unseen...), unseen, err
 }
 
-// SeriesMetrics returns, sorted, the metrics that the packages of the Go
-// files that base..head adds or changes in the git tree at dir define and
-// register at head and did not define at base.
+// SeriesMetrics returns, sorted, the metrics base..head adds in the tree at dir.
 func SeriesMetrics(dir, base, head string) (defined, registered []string, err error) {
 	changed, err := git(dir, "diff", "--name-only", "--diff-filter=ACMR", base+".."+head, "--", "*.go")
 	if err != nil {
@@ -262,8 +251,7 @@ func SeriesMetrics(dir, base, head string) (defined, registered []string, err er
 	return slices.DeleteFunc(defined, isUpstream), slices.DeleteFunc(registered, isUpstream), nil
 }
 
-// metricsAt returns, sorted, the metrics that the Go files at rev that
-// pathspecs select define and register.
+// metricsAt returns, sorted, the metrics pathspecs' files define at rev.
 func metricsAt(dir, rev string, pathspecs []string) (defined, registered []string, err error) {
 	files, err := git(dir, append([]string{"grep", "-l", "-F", `"k8s.io/component-base/metrics`, rev, "--"}, pathspecs...)...)
 	if err != nil {
@@ -293,8 +281,7 @@ func metricsAt(dir, rev string, pathspecs []string) (defined, registered []strin
 	return defined, registered, nil
 }
 
-// git runs git in dir and returns its output; git grep finding nothing
-// (exit status 1) is no error.
+// git runs git in dir; git grep finding nothing (exit status 1) is no error.
 func git(dir string, args ...string) (string, error) {
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
 	var exit *exec.ExitError
@@ -316,8 +303,7 @@ func goSource(name string) bool {
 		!strings.HasPrefix(name, "test/") && !strings.Contains(name, "/testing/")
 }
 
-// AddedLines returns the non-test Go lines that from..to adds in the git tree
-// at dir, as git diff --numstat counts them (comments and licences included).
+// AddedLines returns the non-test Go lines (git diff --numstat) from..to adds.
 func AddedLines(dir, from, to string) (int, error) {
 	out, err := git(dir, "diff", "--numstat", "--no-renames", from, to)
 	if err != nil {
@@ -338,9 +324,7 @@ func AddedLines(dir, from, to string) (int, error) {
 	return n, nil
 }
 
-// ExportedIdentifiers returns, sorted as "file: kind name", the package-level
-// identifiers, methods of exported types and of exported interfaces that
-// base..head exports in the non-test Go files of the git tree at dir.
+// ExportedIdentifiers returns, as "file: kind name", what base..head exports.
 func ExportedIdentifiers(dir, base, head string) ([]string, error) {
 	out, err := git(dir, "diff", "--name-only", "--diff-filter=AM", base, head)
 	if err != nil {
@@ -371,7 +355,6 @@ func ExportedIdentifiers(dir, base, head string) ([]string, error) {
 	return added, nil
 }
 
-// exportedAt returns the exported identifiers of the Go file name at rev.
 func exportedAt(dir, rev, name string) (map[string]bool, error) {
 	src, err := git(dir, "show", rev+":"+name)
 	if err != nil {
@@ -392,7 +375,7 @@ func exportedAt(dir, rev, name string) (map[string]bool, error) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				add(d.Name, "func "+d.Name.Name)
-			} else if recv := receiverType(d.Recv.List[0].Type); ast.IsExported(recv) {
+			} else if recv := strings.TrimLeft(strings.SplitN(types.ExprString(d.Recv.List[0].Type), "[", 2)[0], "*"); ast.IsExported(recv) {
 				add(d.Name, "method "+recv+"."+d.Name.Name)
 			}
 		case *ast.GenDecl:
@@ -416,19 +399,4 @@ func exportedAt(dir, rev, name string) (map[string]bool, error) {
 		}
 	}
 	return ids, nil
-}
-
-// receiverType is the name of a method's receiver type.
-func receiverType(e ast.Expr) string {
-	switch t := e.(type) {
-	case *ast.StarExpr:
-		return receiverType(t.X)
-	case *ast.IndexExpr:
-		return receiverType(t.X)
-	case *ast.IndexListExpr:
-		return receiverType(t.X)
-	case *ast.Ident:
-		return t.Name
-	}
-	return ""
 }

@@ -52,8 +52,7 @@ func register(r km.KubeRegistry) { r.MustRegister(A, B) }
 		"| `kubelet_event_stream_connected` | gauge | none |\n"
 )
 
-// TestCheck runs the check on a package, a scrape, kep.yaml and KEP.md: it
-// fails when a metric is defined, registered or documented alone.
+// TestCheck runs the check on a package, a scrape, kep.yaml and KEP.md.
 func TestCheck(t *testing.T) {
 	const (
 		x        = "volume_manager_loop_x_total"
@@ -115,8 +114,7 @@ func check(t *testing.T, source, scrape, kepYAML, kepMD string) error {
 	return Compare(sets)
 }
 
-// repo makes a git repository with a base commit and a head commit of the
-// given files, and returns its directory.
+// repo makes a git repository with the commits (and tags) base and head.
 func repo(t *testing.T, base, head map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -141,9 +139,7 @@ func repo(t *testing.T, base, head map[string]string) string {
 	return dir
 }
 
-// TestSeries checks what a series adds: the metric it adds to a package
-// (not the one the package had at base, and none from test files), its
-// exported identifiers, its commits and its non-test Go lines.
+// TestSeries checks the metrics, identifiers, commits and lines a series adds.
 func TestSeries(t *testing.T) {
 	metrics := func(names ...string) string {
 		s := "package m\n\nimport km \"k8s.io/component-base/metrics\"\n\n"

@@ -30,10 +30,7 @@ import (
 	"time"
 )
 
-// The kubelet's V(3) lines around WaitForAttachAndMount and WaitForUnmount
-// (pkg/kubelet/volumemanager/volume_manager.go), which time the volume
-// manager without patching it, and the start of the line of a volume's mount
-// succeeding (V(1) for a first mount, V(4) for a remount).
+// The kubelet's lines around its volume waits (V(3)), and a mount's (V(1), V(4)).
 const (
 	MountWaitLine   = "Waiting for volumes to attach and mount for pod"
 	MountDoneLine   = "All volumes are attached and mounted for pod"
@@ -42,25 +39,18 @@ const (
 	SetUpDoneLine   = "MountVolume.SetUp succeeded for volume"
 )
 
-// VolumeWaits are the volume manager's first wait of each kind per pod
-// ("namespace/name") in a kubelet log, from its "Waiting" line to its "All
-// volumes" line, and when each wait ended.
+// VolumeWaits are each pod's first mount and unmount wait, and its end.
 type VolumeWaits struct {
 	Mount, Unmount         map[string]time.Duration
 	MountedAt, UnmountedAt map[string]time.Time
 	// LastSetUp is, per ended mount wait, the time from the pod's last
-	// SetUpDoneLine before the wait's end (or from the wait's start, if
-	// later) to the end: how long the volume manager took to notice that
-	// the last volume was mounted.
+	// SetUpDoneLine (or the wait's start, if later) to the wait's end.
 	LastSetUp map[string]time.Duration
 }
 
-// ParseRemounts reads a kubelet log and returns, for each pod sync from
-// from until to (its MountWaitLine, which every sync of a running pod logs
-// before ReprocessPod asks for the remount of its configMap, secret,
-// projected and downwardAPI volumes), the time to the pod's last
-// SetUpDoneLine before its next sync; missed counts the syncs without one.
-// The remounts' lines need --v=4.
+// ParseRemounts returns, for each pod sync (MountWaitLine) from from until
+// to, the time to the pod's last SetUpDoneLine (--v=4) before its next sync;
+// missed counts the syncs without one.
 func ParseRemounts(r io.Reader, from, to time.Time) (remounts []time.Duration, missed int, err error) {
 	synced := map[string]time.Time{}
 	setUp := map[string]time.Time{}
@@ -146,7 +136,6 @@ func ParseVolumeWaits(r io.Reader) (VolumeWaits, error) {
 			}
 			done[pod], doneAt[pod] = d, at
 			if set, ok := lastSetUp[pod]; ok && l.msg == MountDoneLine && !set.After(at) {
-				// From the later of the last mount and the wait's start.
 				w.LastSetUp[pod] = min(at.Sub(set), d)
 			}
 		}
@@ -179,40 +168,25 @@ func Lines(path, substr string) ([]string, error) {
 	})
 }
 
-// DeletionPhase is a step of a pod's deletion that the kubelet logs, in
-// the order the kubelet takes them, at the --v given with each.
+// DeletionPhase is a step of a pod's deletion that the kubelet logs, in order.
 type DeletionPhase int
 
 const (
-	// RemovalSeen is the config source's removal of the pod reaching the
-	// sync loop (V(2)).
-	RemovalSeen DeletionPhase = iota
-	// ContainersKilled is the end of SyncTerminatingPod: no container runs
-	// (V(4)).
-	ContainersKilled
-	// TerminationComplete is the pod worker recording the termination (V(4)).
-	TerminationComplete
-	// SyncTerminatedEnter is the start of SyncTerminatedPod, once a PLEG
-	// relist has given the pod worker a status newer than the termination
-	// (V(4)).
-	SyncTerminatedEnter
-	// UnmountStarted is the reconciler starting the pod's first unmount.
-	UnmountStarted
-	// TearDownDone is the pod's last volume torn down.
-	TearDownDone
-	// VolumesUnmounted is the end of WaitForUnmount (V(3)).
-	VolumesUnmounted
-	// SyncTerminatedExit is the end of SyncTerminatedPod (V(4)).
-	SyncTerminatedExit
-	// PodDirRemoved is the housekeeping removing the pod's directory (V(3)).
-	PodDirRemoved
+	RemovalSeen         DeletionPhase = iota // the pod's removal reaching the sync loop (V(2))
+	ContainersKilled                         // the end of SyncTerminatingPod (V(4))
+	TerminationComplete                      // the pod worker recording the termination (V(4))
+	SyncTerminatedEnter                      // the start of SyncTerminatedPod (V(4))
+	UnmountStarted                           // the reconciler starting the pod's first unmount
+	TearDownDone                             // the pod's last volume torn down
+	VolumesUnmounted                         // the end of WaitForUnmount (V(3))
+	SyncTerminatedExit                       // the end of SyncTerminatedPod (V(4))
+	PodDirRemoved                            // the housekeeping removing the pod's directory (V(3))
 )
 
 // NumDeletionPhases is how many DeletionPhases there are.
 const NumDeletionPhases = int(PodDirRemoved) + 1
 
-// deletionPhases describe each phase: a stable key for JSON, a name for
-// reports, and the kubelet's log message.
+// deletionPhases are each phase's JSON key, report name and log message.
 var deletionPhases = [NumDeletionPhases]struct{ key, name, message string }{
 	RemovalSeen:         {"removalSeen", "removal seen", "SyncLoop REMOVE"},
 	ContainersKilled:    {"containersKilled", "containers killed", "Pod termination stopped all running containers"},
@@ -225,12 +199,11 @@ var deletionPhases = [NumDeletionPhases]struct{ key, name, message string }{
 	PodDirRemoved:       {"podDirRemoved", "pod directory removed", "Orphaned pod found, removing"},
 }
 
-// podDirRemovalFailed follows "Orphaned pod found, removing" when the
-// directory could not be removed; the housekeeping tries again later.
-const podDirRemovalFailed = "Failed to remove orphaned pod dir"
-
-// dirRemovalFailed is the event of a podDirRemovalFailed line.
-const dirRemovalFailed DeletionPhase = -1
+// podDirRemovalFailed (event dirRemovalFailed) follows a failed PodDirRemoved.
+const (
+	podDirRemovalFailed               = "Failed to remove orphaned pod dir"
+	dirRemovalFailed    DeletionPhase = -1
+)
 
 // DeletionPhases are every phase, in order.
 func DeletionPhases() []DeletionPhase {
@@ -247,14 +220,11 @@ func (p DeletionPhase) Key() string { return deletionPhases[p].key }
 // String names the phase in reports.
 func (p DeletionPhase) String() string { return deletionPhases[p].name }
 
-// Message is the kubelet's log message of the phase, or the start of it
-// where the message goes on with the volume.
+// Message is the kubelet's log message of the phase, or its start.
 func (p DeletionPhase) Message() string { return deletionPhases[p].message }
 
-// DeletionTimeline is when the kubelet logged each phase of a pod's
-// deletion.
+// DeletionTimeline is when the kubelet logged each phase; zero if it did not.
 type DeletionTimeline struct {
-	// At is each phase's time; zero where the log lacks the phase.
 	At [NumDeletionPhases]time.Time
 }
 
@@ -269,26 +239,19 @@ func (t DeletionTimeline) Between(from, to DeletionPhase) (time.Duration, bool) 
 	return t.At[to].Sub(t.At[from]), true
 }
 
-// uidInText finds the pod UID in the text of the volume operations' lines,
-// `... pod "<uid>" (UID: "<uid>") ...`, where the pod's name is its
-// volume-unique name, which is the UID too.
+// uidInText finds the pod UID in the volume operations' text lines.
 var uidInText = regexp.MustCompile(`\(UID: "([^"]+)"\)`)
 
-// deletionEvent is a line of interest of a kubelet log: a phase, or a
-// failure to remove a pod's directory.
+// deletionEvent is a phase's line, or a pod directory's removal failing.
 type deletionEvent struct {
 	phase DeletionPhase
 	pods  []string
 	uid   string
 }
 
-// ParseDeletionTimeline reads a kubelet log in klog's text format and
-// returns, for each pod ("namespace/name") whose removal the sync loop saw,
-// when the kubelet logged each phase of its deletion: the first line of
-// each phase after the removal, but the last TearDown, and the pod
-// directory's removal that did not fail. Lines that give only the pod's UID
-// are matched to the pod through any line that gives both, wherever it is
-// in the log. Phases the kubelet did not log at its --v are missing.
+// ParseDeletionTimeline returns, for each pod whose removal the sync loop saw,
+// each phase's first line after it, but the last TearDown and the directory
+// removal that did not fail; UID-only lines are matched through others.
 func ParseDeletionTimeline(r io.Reader) (map[string]DeletionTimeline, error) {
 	podOf := map[string]string{}
 	events, ats, err := collect(r, func(l klogLine) (deletionEvent, bool) { return deletionEventOf(l, podOf) })
@@ -325,8 +288,7 @@ func ParseDeletionTimeline(r io.Reader) (map[string]DeletionTimeline, error) {
 	return timelines, nil
 }
 
-// deletionEventOf classifies a line, and records in podOf the pod of a UID
-// if the line gives both.
+// deletionEventOf classifies a line, and records in podOf the UID's pod.
 func deletionEventOf(l klogLine, podOf map[string]string) (deletionEvent, bool) {
 	if !l.structured {
 		if m := uidInText.FindStringSubmatch(l.msg); m != nil && strings.HasPrefix(l.msg, TearDownDone.Message()) {
@@ -358,8 +320,7 @@ func deletionEventOf(l klogLine, podOf map[string]string) (deletionEvent, bool) 
 			return ev, false
 		}
 		ev.phase, ev.uid = UnmountStarted, m[1]
-	default:
-		// The other phases' messages are whole.
+	default: // the other phases' messages are whole
 		i := slices.IndexFunc(DeletionPhases(), func(p DeletionPhase) bool { return p.Message() == l.msg })
 		if i < 0 {
 			return ev, false
@@ -369,8 +330,7 @@ func deletionEventOf(l klogLine, podOf map[string]string) (deletionEvent, bool) 
 	return ev, len(ev.pods) > 0 || ev.uid != ""
 }
 
-// collect returns the events that of finds in the lines of r, a kubelet log
-// in klog's text format, and the times of their lines.
+// collect returns the events that of finds in r's lines, and their times.
 func collect[E any](r io.Reader, of func(klogLine) (E, bool)) (events []E, ats []time.Time, err error) {
 	year := time.Now().Year()
 	err = scanKlog(r, func(l klogLine) error {
@@ -385,27 +345,16 @@ func collect[E any](r io.Reader, of func(klogLine) (E, bool)) (events []E, ats [
 	return events, ats, err
 }
 
-// ExitPhase is a step from a container's exit on its own to its pod's
-// volumes torn down, as the kubelet logs it at --v=4.
+// ExitPhase is a step from a container's exit to its pod's volumes torn down.
 type ExitPhase int
 
 const (
-	// ExitEventSeen is EventedPLEG's watcher requesting the pod's relist
-	// on the runtime's CONTAINER_STOPPED event.
-	ExitEventSeen ExitPhase = iota
-	// ExitRelisted is the PLEG reporting the container dead to the sync
-	// loop, after a relist of the pod (on demand or periodic).
-	ExitRelisted
-	// ExitPodTerminal is the pod worker finding the pod terminal.
-	ExitPodTerminal
-	// ExitTerminatingEnter is the start of SyncTerminatingPod, once the
-	// pod worker had a pod status newer than its terminal sync.
-	ExitTerminatingEnter
-	// ExitTerminated is the pod worker recording the termination: the
-	// containers and the sandbox are stopped.
-	ExitTerminated
-	// ExitTearDownDone is the pod's last volume torn down.
-	ExitTearDownDone
+	ExitEventSeen        ExitPhase = iota // EventedPLEG requesting a relist on CONTAINER_STOPPED
+	ExitRelisted                          // the PLEG reporting the container dead to the sync loop
+	ExitPodTerminal                       // the pod worker finding the pod terminal
+	ExitTerminatingEnter                  // the start of SyncTerminatingPod
+	ExitTerminated                        // the pod worker recording the termination
+	ExitTearDownDone                      // the pod's last volume torn down
 )
 
 // NumExitPhases is how many ExitPhases there are.
@@ -421,31 +370,23 @@ var exitMessages = [NumExitPhases]string{
 	ExitTearDownDone:     TearDownDone.Message(),
 }
 
-// ExitTimeline is when the kubelet logged each phase of a pod's way from a
-// container's exit to its volumes torn down.
+// ExitTimeline is when the kubelet logged each phase; zero if it did not.
 type ExitTimeline struct {
-	// At is each phase's time; zero where the log lacks the phase.
 	At [NumExitPhases]time.Time
 }
 
 // Has reports whether the log has phase p.
 func (t ExitTimeline) Has(p ExitPhase) bool { return !t.At[p].IsZero() }
 
-// plegDiedID finds the pod UID in a PLEG event of a dead container, as
-// klog writes the event: {ID:<uid> Type:ContainerDied ...}, or as JSON.
+// plegDiedID finds the pod UID in a PLEG ContainerDied event, in Go or JSON syntax.
 var plegDiedID = regexp.MustCompile(`"?ID"?:"?([0-9a-fA-F-]+)"?[ ,]+"?Type"?:"?ContainerDied`)
 
-// exitEvent is a line of a phase of a pod's exit.
 type exitEvent struct {
 	phase ExitPhase
 	uid   string
 }
 
-// ParseExitTimelines reads a kubelet log in klog's text format and returns,
-// by pod UID, when the kubelet logged each phase: the first line of each
-// phase, but the last TearDown. Only pods whose PLEG reported a dead
-// container have a timeline; the caller picks the pods whose containers
-// exited on their own.
+// ParseExitTimelines returns the timelines of pods with a dead container, by UID.
 func ParseExitTimelines(r io.Reader) (map[string]ExitTimeline, error) {
 	events, ats, err := collect(r, exitEventOf)
 	if err != nil {
@@ -466,7 +407,6 @@ func ParseExitTimelines(r io.Reader) (map[string]ExitTimeline, error) {
 	return timelines, nil
 }
 
-// exitEventOf classifies a line.
 func exitEventOf(l klogLine) (exitEvent, bool) {
 	var m []string
 	switch {
@@ -489,30 +429,22 @@ func exitEventOf(l klogLine) (exitEvent, bool) {
 	return exitEvent{}, false
 }
 
-// maxLogLine is how much of a log line the parsers look at. The lines they
-// match are short; longer lines, such as a pod's status at a high
-// verbosity, are cut rather than failing the parse.
+// maxLogLine is how much of a line the parsers read: longer ones are cut.
 const maxLogLine = 1 << 20
 
-// klogPrefix is klog's header, "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ",
-// as both klog and its textlogger (the kubelet's --logging-format=text)
-// write it.
+// klogPrefix is klog's header, "Lmmdd hh:mm:ss.uuuuuu threadid file:line] ".
 var klogPrefix = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ [^\]\s]+\] `)
 
-// klogLine is one line of a log in klog's text format.
+// klogLine is one line of a log in klog's text format: the header's stamp,
+// and the message, unquoted when structured (klog.InfoS quotes it and follows
+// it with kvs, the key=value pairs; klog.Infof writes it as is).
 type klogLine struct {
-	// stamp is the header's time, "mmdd hh:mm:ss.uuuuuu", without the year.
-	stamp string
-	// msg is the message, unquoted when structured: klog.InfoS and a
-	// logr.Logger quote it with strconv.Quote and follow it with kvs, the
-	// key=value pairs; klog.Infof writes it as is, without pairs.
-	msg        string
+	stamp, msg string
 	structured bool
 	kvs        string
 }
 
-// parseKlogLine parses a line in klog's text format, or reports false. A
-// structured message may hold escaped quotes, as messages built with %q do.
+// parseKlogLine parses a line in klog's text format, or reports false.
 func parseKlogLine(s string) (klogLine, bool) {
 	m := klogPrefix.FindStringSubmatchIndex(s)
 	if m == nil {
@@ -527,42 +459,32 @@ func parseKlogLine(s string) (klogLine, bool) {
 }
 
 // value is the value of key in a structured line's pairs: a quoted string
-// unquoted, a JSON list or object (klog.KObjSlice, for one) as its text,
-// anything else up to the next space. A multi-line value ("key=<") has no
-// value on the line itself.
+// unquoted, a JSON list or object as its text, anything else up to the next
+// space (a multi-line value's "<").
 func (l klogLine) value(key string) (string, bool) {
-	rest := l.kvs
-	for {
-		rest = strings.TrimLeft(rest, " ")
-		eq := strings.IndexByte(rest, '=')
-		if eq <= 0 || strings.ContainsRune(rest[:eq], ' ') {
+	for rest := l.kvs; ; {
+		k, v, ok := strings.Cut(strings.TrimLeft(rest, " "), "=")
+		if !ok || k == "" || strings.Contains(k, " ") {
 			return "", false
 		}
-		k := rest[:eq]
-		rest = rest[eq+1:]
-		var v string
 		switch {
-		case strings.HasPrefix(rest, `"`):
-			q, err := strconv.QuotedPrefix(rest)
+		case strings.HasPrefix(v, `"`):
+			q, err := strconv.QuotedPrefix(v)
 			if err != nil {
 				return "", false
 			}
+			rest = v[len(q):]
 			v, _ = strconv.Unquote(q)
-			rest = rest[len(q):]
-		case strings.HasPrefix(rest, "["), strings.HasPrefix(rest, "{"):
-			dec := json.NewDecoder(strings.NewReader(rest))
+		case strings.HasPrefix(v, "["), strings.HasPrefix(v, "{"):
+			dec := json.NewDecoder(strings.NewReader(v))
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return "", false
 			}
 			n := int(dec.InputOffset())
-			v, rest = rest[:n], rest[n:]
+			v, rest = v[:n], v[n:]
 		default:
-			end := strings.IndexByte(rest, ' ')
-			if end < 0 {
-				end = len(rest)
-			}
-			v, rest = rest[:end], rest[end:]
+			v, rest, _ = strings.Cut(v, " ")
 		}
 		if k == key {
 			return v, true
@@ -570,8 +492,7 @@ func (l klogLine) value(key string) (string, bool) {
 	}
 }
 
-// time is when the line was logged, in year. klog writes local time
-// without the year.
+// time is when the line was logged, in year: klog omits the year.
 func (l klogLine) time(year int) (time.Time, error) {
 	at, err := time.ParseInLocation("2006 0102 15:04:05.000000", fmt.Sprintf("%d %s", year, l.stamp), time.Local)
 	if err != nil {
@@ -580,9 +501,7 @@ func (l klogLine) time(year int) (time.Time, error) {
 	return at, nil
 }
 
-// scanKlog calls fn with each line of r in klog's text format, in order, and
-// skips other lines (a multi-line value's continuation, for one). It stops
-// at fn's first error.
+// scanKlog calls fn with each line of r in klog's text format.
 func scanKlog(r io.Reader, fn func(klogLine) error) error {
 	return scanLines(r, func(s string) error {
 		if l, ok := parseKlogLine(s); ok {
@@ -592,8 +511,7 @@ func scanKlog(r io.Reader, fn func(klogLine) error) error {
 	})
 }
 
-// scanLines calls fn with each line of r, cut at maxLogLine, in order. It
-// stops at fn's first error.
+// scanLines calls fn with each line of r, cut at maxLogLine.
 func scanLines(r io.Reader, fn func(string) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte

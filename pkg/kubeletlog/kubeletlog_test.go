@@ -128,40 +128,30 @@ func TestParseKlogLine(t *testing.T) {
 		msg        string // "" if the line is not klog's
 		structured bool
 		values     map[string]string
-	}{{
-		name:       "structured",
-		line:       `I1123 01:02:03.456789    1234 kubelet.go:2771] "SyncLoop REMOVE" source="file" pods=["default/a","default/b"]`,
-		msg:        "SyncLoop REMOVE",
-		structured: true,
-		values:     map[string]string{"source": "file", "pods": `["default/a","default/b"]`, "pod": ""},
-	}, {
-		name:       "escaped quotes in the message and a value",
-		line:       `W1123 01:02:03.456789 1234567 x.go:1] "volume \"a\" pod=\"default/x\"" err="say \"no\"" pod="default/y" gracePeriod=2 obj={"a":"} b"} last=1`,
-		msg:        `volume "a" pod="default/x"`,
-		structured: true,
-		values:     map[string]string{"err": `say "no"`, "pod": "default/y", "gracePeriod": "2", "obj": `{"a":"} b"}`, "last": "1"},
-	}, {
-		name:   "printf-style",
-		line:   `I1123 01:02:03.456789    1234 operation_generator.go:791] UnmountVolume.TearDown succeeded for volume "v" pod "u" (UID: "u"). InnerVolumeSpecName "v"`,
-		msg:    `UnmountVolume.TearDown succeeded for volume "v" pod "u" (UID: "u"). InnerVolumeSpecName "v"`,
-		values: map[string]string{"pod": ""},
-	}, {
-		name: "printf-style, quoted in single quotes",
-		line: `I1123 01:02:03.456789    1234 x.go:1] 'a' pod="default/y"`,
-		msg:  `'a' pod="default/y"`,
-	}, {
-		name:       "multi-line value",
-		line:       `E1123 01:02:03.456789    1234 x.go:1] "Failed" err=<`,
-		msg:        "Failed",
-		structured: true,
-		values:     map[string]string{"err": "<"},
-	}, {
-		name: "continuation of a multi-line value",
-		line: "\tline 2 of the error",
-	}, {
-		name: "no header",
-		line: `"SyncLoop REMOVE" pods=["default/a"]`,
-	}}
+	}{
+		{name: "printf-style, quoted in single quotes", line: `I1123 01:02:03.456789    1234 x.go:1] 'a' pod="default/y"`, msg: `'a' pod="default/y"`},
+		{name: "multi-line value", line: `E1123 01:02:03.456789    1234 x.go:1] "Failed" err=<`, msg: "Failed", structured: true, values: map[string]string{"err": "<"}},
+		{name: "continuation of a multi-line value", line: "\tline 2 of the error"},
+		{name: "no header", line: `"SyncLoop REMOVE" pods=["default/a"]`},
+		{
+			name:       "structured",
+			line:       `I1123 01:02:03.456789    1234 kubelet.go:2771] "SyncLoop REMOVE" source="file" pods=["default/a","default/b"]`,
+			msg:        "SyncLoop REMOVE",
+			structured: true,
+			values:     map[string]string{"source": "file", "pods": `["default/a","default/b"]`, "pod": ""},
+		}, {
+			name:       "escaped quotes in the message and a value",
+			line:       `W1123 01:02:03.456789 1234567 x.go:1] "volume \"a\" pod=\"default/x\"" err="say \"no\"" pod="default/y" gracePeriod=2 obj={"a":"} b"} last=1`,
+			msg:        `volume "a" pod="default/x"`,
+			structured: true,
+			values:     map[string]string{"err": `say "no"`, "pod": "default/y", "gracePeriod": "2", "obj": `{"a":"} b"}`, "last": "1"},
+		}, {
+			name:   "printf-style",
+			line:   `I1123 01:02:03.456789    1234 operation_generator.go:791] UnmountVolume.TearDown succeeded for volume "v" pod "u" (UID: "u"). InnerVolumeSpecName "v"`,
+			msg:    `UnmountVolume.TearDown succeeded for volume "v" pod "u" (UID: "u"). InnerVolumeSpecName "v"`,
+			values: map[string]string{"pod": ""},
+		},
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l, ok := parseKlogLine(tc.line)
@@ -204,13 +194,9 @@ const (
 	uidD = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
 )
 
-// deletionLog is a kubelet log at --v=4 in the formats of the kubelet's
-// source: klog's header, quoted messages with key=value pairs for
-// structured lines, free text for klog.Infof. Pod A is deleted from start to
-// end; pod B is removed a second later, so that its lines interleave with
-// A's, and its directory is never removed; pods C and D are removed
-// together; C's directory is removed on the second try; D's lines give no
-// UID with its name, as at --v=3, so that its UID-only lines are lost.
+// deletionLog is a kubelet log at --v=4. B's lines interleave with A's, and
+// its directory is never removed; C's is removed on the second try; D's lines
+// give no UID with its name, as at --v=3, so its UID-only lines are lost.
 var deletionLog = strings.NewReplacer("$A", uidA, "$B", uidB, "$C", uidC, "$D", uidD).Replace(strings.Join([]string{
 	// Before the removal: not a phase.
 	`I1123 01:02:02.500000    4242 volume_manager.go:505] "All volumes are attached and mounted for pod" pod="default/w-000-evm-node"`,
@@ -262,9 +248,8 @@ var deletionLog = strings.NewReplacer("$A", uidA, "$B", uidB, "$C", uidC, "$D", 
 	`I1123 01:02:11.000100    4242 kubelet_volumes.go:248] "Orphaned pod found, removing" podUID="$A"`,
 }, "\n"))
 
-// exitLog is a kubelet log at --v=4: pod A's container exits and the
-// watcher sees it; pod B's exit is seen by a periodic relist only (no
-// event), and its PLEG event is written as JSON; pod C only runs.
+// exitLog is a kubelet log at --v=4: the watcher sees pod A's container
+// exit; a periodic relist sees B's, written as JSON; C only runs.
 var exitLog = strings.Join([]string{
 	`I1128 10:00:00.100000    4242 evented.go:130] "Evented PLEG: requested pod relist after container termination" podUID="` + uidA + `" containerID="c1" eventType="CONTAINER_STOPPED_EVENT"`,
 	`I1128 10:00:00.150000    4242 kubelet.go:2804] "SyncLoop (PLEG): event for pod" pod="default/a" event={"ID":"` + uidA + `","Type":"ContainerDied","Data":"c1"}`,
@@ -279,19 +264,17 @@ var exitLog = strings.Join([]string{
 	`I1128 10:00:02.000000    4242 pod_workers.go:1379] "Pod is terminal" pod="default/b" podUID="` + uidB + `" updateType="sync"`,
 }, "\n") + "\n"
 
-// logTime is the time of a klog header's stamp, "mmdd hh:mm:ss.uuuuuu",
-// this year.
+// logTime is the time of a klog header's stamp this year.
 func logTime(t *testing.T, stamp string) time.Time {
 	t.Helper()
-	at, err := time.ParseInLocation("2006 0102 15:04:05.000000", fmt.Sprintf("%d %s", time.Now().Year(), stamp), time.Local)
+	at, err := klogLine{stamp: stamp}.time(time.Now().Year())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return at
 }
 
-// checkTimes compares each phase's time to the stamp prefix+want[phase], or
-// to zero where that is "".
+// checkTimes compares each phase's time to the stamp prefix+want[phase].
 func checkTimes(t *testing.T, what string, got []time.Time, prefix string, want []string) {
 	t.Helper()
 	for p, w := range want {
@@ -331,9 +314,6 @@ func TestParseDeletionTimeline(t *testing.T) {
 	if _, ok := got["default/w-001-evm-node"].Between(RemovalSeen, PodDirRemoved); ok {
 		t.Error("B's directory removal is in its timeline")
 	}
-}
-
-func TestDeletionPhases(t *testing.T) {
 	keys := map[string]bool{}
 	for i, p := range DeletionPhases() {
 		if int(p) != i || p.Key() == "" || p.String() == "" || p.Message() == "" || keys[p.Key()] {

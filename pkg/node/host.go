@@ -17,6 +17,7 @@ limitations under the License.
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sysctls are the kernel settings a kubelet sets when protectKernelDefaults
@@ -48,9 +51,8 @@ var Sysctls = []string{
 }
 
 // HostPaths are fixed paths outside the work directory that a standalone
-// kubelet, a runtime or its shims create whatever their configuration says.
-// /var/lib/containers is the blob info cache of containers/image, which
-// crio-copyimg writes when it imports an image for CRI-O.
+// kubelet, a runtime or its shims create whatever their configuration says
+// (/var/lib/containers: containers/image's blob cache, from crio-copyimg).
 var HostPaths = []string{
 	"/var/lib/kubelet",
 	"/var/log/containers",
@@ -62,34 +64,24 @@ var HostPaths = []string{
 	"/var/lib/containers",
 }
 
-// kubeletCgroups are the top-level cgroups a kubelet with the cgroupfs driver
-// creates under every controller.
+// kubeletCgroups are the top-level cgroups a kubelet with the cgroupfs driver creates.
 var kubeletCgroups = []string{"kubepods", "kubepods.slice"}
 
 const stateFile = "host-state.json"
 
 // hostState is the host as it was before a Node started, and the processes
-// it started. It is written to the work directory, so that a run that died
-// without stopping is cleaned up by the next.
+// it started, kept in the work directory for the next run if this one dies.
 type hostState struct {
-	Work string `json:"work"`
-	// Sysctls maps a /proc/sys path to its original value.
-	Sysctls map[string]string `json:"sysctls"`
-	// CreatedPaths are HostPaths that did not exist.
-	CreatedPaths []string `json:"createdPaths"`
-	// Cgroups are kubelet cgroups that already existed.
-	Cgroups []string `json:"cgroups"`
-	// PIDs are the daemons started, by name.
-	PIDs map[string]processID `json:"pids"`
+	Work         string               `json:"work"`
+	Sysctls      map[string]string    `json:"sysctls"`      // /proc/sys path -> original value
+	CreatedPaths []string             `json:"createdPaths"` // HostPaths that did not exist
+	Cgroups      []string             `json:"cgroups"`      // kubelet cgroups that existed
+	PIDs         map[string]processID `json:"pids"`         // the daemons started, by name
 	// Monitors are the executables of the runtime's per-container processes
-	// (containerd's shims, CRI-O's conmon): those whose command line names
-	// the work directory are stopped.
-	Monitors []string `json:"monitors"`
-	// HugetlbMount is where the node mounted the hugetlb controller as a
-	// cgroup v1 hierarchy (see mountHugetlb), or empty.
-	HugetlbMount string `json:"hugetlbMount,omitempty"`
-	// CreatedBridge is set if the CNI bridge did not exist.
-	CreatedBridge bool `json:"createdBridge"`
+	// (shims, conmon): those whose command line names Work are stopped.
+	Monitors      []string `json:"monitors"`
+	HugetlbMount  string   `json:"hugetlbMount,omitempty"` // see mountHugetlb
+	CreatedBridge bool     `json:"createdBridge"`          // the CNI bridge did not exist
 
 	mu sync.Mutex
 }
@@ -156,9 +148,9 @@ func recoverEarlierRun(work string, logf func(string, ...any)) error {
 	return h.restore(logf)
 }
 
-// restore stops what the daemons left running (shims, containers), unmounts
-// what they mounted, removes the cgroups and paths they created and resets
-// the sysctls. It goes on after errors and returns them all.
+// restore stops what the daemons left running, unmounts what they mounted,
+// removes the cgroups and paths they created and resets the sysctls. It goes
+// on after errors and returns them all.
 func (h *hostState) restore(logf func(string, ...any)) error {
 	var errs []error
 	for _, m := range h.Monitors {
@@ -167,10 +159,9 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	created := func(c string) bool { return !slices.Contains(h.Cgroups, c) }
 	var cgroups []string
 	for _, c := range cgroupDirs() {
-		if _, err := os.Stat(c); err == nil && created(c) {
+		if _, err := os.Stat(c); err == nil && !slices.Contains(h.Cgroups, c) {
 			cgroups = append(cgroups, c)
 		}
 	}
@@ -180,14 +171,9 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	roots := []string{h.Work, "/run/containerd"}
+	roots := append([]string{h.Work, "/run/containerd"}, h.CreatedPaths...)
 	if h.HugetlbMount != "" {
 		roots = append(roots, h.HugetlbMount)
-	}
-	for _, p := range h.CreatedPaths {
-		if p != "/run/containerd" {
-			roots = append(roots, p)
-		}
 	}
 	for _, m := range MountsUnder(roots...) {
 		if m == h.HugetlbMount {
@@ -239,19 +225,16 @@ func (h *hostState) restore(logf func(string, ...any)) error {
 	return errors.Join(errs...)
 }
 
-// hugetlbCgroupDir is where a node on CRI-O mounts the hugetlb cgroup
-// controller: runc and the kubelet look for cgroup v1 hierarchies under
-// /sys/fs/cgroup only.
+// hugetlbCgroupDir is where a node on CRI-O mounts the hugetlb controller:
+// runc and the kubelet look for cgroup v1 hierarchies there only.
 const hugetlbCgroupDir = "/sys/fs/cgroup/hugetlb"
 
-// mountHugetlb makes the hugetlb controller a cgroup v1 hierarchy, mounted
-// at dir, unless one is mounted already. On a cgroup v1 host the kubelet
-// asks for hugetlb limits of 0 for every huge page size, and CRI-O passes
-// them on whenever the kernel has the controller (/proc/cgroups), where
-// runc fails the container if no hierarchy has it; containerd drops them
-// (tolerate_missing_hugetlb_controller). Hosts like this one leave hugetlb
-// to the unused cgroup2 hierarchy, so a node on CRI-O binds it to v1 for its
-// lifetime; restore returns it when the node's cgroups are gone.
+// mountHugetlb mounts the hugetlb controller as a cgroup v1 hierarchy at dir,
+// unless one is mounted. On cgroup v1 the kubelet asks for hugetlb limits of
+// 0, which CRI-O passes on whenever the kernel has the controller, and runc
+// fails the container if no hierarchy has it (containerd drops them:
+// tolerate_missing_hugetlb_controller). Hosts like this one leave hugetlb to
+// the unused cgroup2 hierarchy; restore gives it back.
 func (h *hostState) mountHugetlb(dir string, logf func(string, ...any)) error {
 	if hugetlbMounted() {
 		return nil
@@ -269,20 +252,11 @@ func (h *hostState) mountHugetlb(dir string, logf func(string, ...any)) error {
 	return h.save()
 }
 
-// hugetlbMounted reports whether a cgroup v1 hierarchy has the hugetlb
-// controller.
+// hugetlbMounted reports whether a cgroup v1 hierarchy has the hugetlb controller.
 func hugetlbMounted() bool {
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[2] == "cgroup" && slices.Contains(strings.Split(f[3], ","), "hugetlb") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(procTable("/proc/self/mounts"), func(f []string) bool {
+		return len(f) >= 4 && f[2] == "cgroup" && slices.Contains(strings.Split(f[3], ","), "hugetlb")
+	})
 }
 
 // unmountHugetlb unmounts the hierarchy mountHugetlb mounted, which gives
@@ -322,19 +296,25 @@ func unmountHugetlb(dir string, logf func(string, ...any)) error {
 // hugetlbV1 reports whether the hugetlb controller is bound to a cgroup v1
 // hierarchy, mounted or not: its hierarchy in /proc/cgroups is not 0.
 func hugetlbV1() bool {
-	data, err := os.ReadFile("/proc/cgroups")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "hugetlb" {
+	for _, f := range procTable("/proc/cgroups") {
+		if len(f) >= 2 && f[0] == "hugetlb" {
 			return f[1] != "0"
 		}
 	}
 	return false
 }
 
-// linkExists reports whether a network interface exists.
+// procTable is the fields of every line of a /proc table, or none if it
+// cannot be read.
+func procTable(path string) [][]string {
+	data, _ := os.ReadFile(path)
+	var lines [][]string
+	for line := range strings.Lines(string(data)) {
+		lines = append(lines, strings.Fields(line))
+	}
+	return lines
+}
+
 func linkExists(name string) bool {
 	_, err := os.Stat(filepath.Join("/sys/class/net", name))
 	return err == nil
@@ -366,14 +346,9 @@ func othersRunning(d runtimeDriver) error {
 
 // cgroupDirs are the kubelet's cgroups under every cgroup mount.
 func cgroupDirs() []string {
-	data, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return nil
-	}
 	seen := map[string]bool{}
 	var dirs []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
+	for _, f := range procTable("/proc/self/mounts") {
 		if len(f) < 3 || (f[2] != "cgroup" && f[2] != "cgroup2") {
 			continue
 		}
@@ -438,20 +413,16 @@ func removeCgroup(root string, timeout time.Duration) error {
 // ID (the first field of /proc/self/mountinfo). A volume unmounted and
 // mounted again gets a new ID. Where mounts are stacked, the last one,
 // the one seen, counts.
-func MountIDs(root string) (map[string]string, error) { return mountIDs([]string{root}) }
-
-// mountIDs maps every mount point under any of roots to its mount ID.
-func mountIDs(roots []string) (map[string]string, error) {
+func MountIDs(root string) (map[string]string, error) {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
-	return parseMountIDs(string(data), roots), nil
+	return parseMountIDs(string(data), []string{root}), nil
 }
 
-// parseMountIDs maps every mount point of mountinfo (the format of
-// /proc/self/mountinfo) that is one of roots or under one to its mount ID;
-// of stacked mounts, the last listed.
+// parseMountIDs maps every mount point of mountinfo that is one of roots or
+// under one to its mount ID.
 func parseMountIDs(mountinfo string, roots []string) map[string]string {
 	ids := map[string]string{}
 	for _, line := range strings.Split(mountinfo, "\n") {
@@ -478,11 +449,11 @@ func under(path, root string) bool {
 
 // MountsUnder lists the mount points under any of roots, deepest first.
 func MountsUnder(roots ...string) []string {
-	ids, err := mountIDs(roots)
+	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
-	ms := slices.Collect(maps.Keys(ids))
+	ms := slices.Collect(maps.Keys(parseMountIDs(string(data), roots)))
 	slices.SortFunc(ms, func(a, b string) int { return len(b) - len(a) })
 	return ms
 }
@@ -514,8 +485,7 @@ func ProcessesOf(binary string) []int {
 	})
 }
 
-// monitorsOf lists the processes running binary whose command line names
-// work: the monitors of one node's containers, not another's.
+// monitorsOf lists the processes running binary whose command line names work.
 func monitorsOf(binary, work string) []int {
 	return slices.DeleteFunc(ProcessesOf(binary), func(pid int) bool {
 		return !strings.Contains(procFile(pid, "cmdline"), work)
@@ -539,13 +509,11 @@ func processes(match func(pid int) bool) []int {
 	return pids
 }
 
-// procFile is the file /proc/pid/name, or empty if it cannot be read.
 func procFile(pid int, name string) string {
 	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
 	return string(data)
 }
 
-// waitGone waits until pid has exited.
 func waitGone(pid int, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -559,9 +527,8 @@ func waitGone(pid int, timeout time.Duration) {
 // live holds the nodes that have not stopped, for HandleInterrupts.
 var live sync.Map // *Node -> bool
 
-// HandleInterrupts stops every running Node, restoring the host, when the
-// process gets SIGINT or SIGTERM, and then exits with status 130. The
-// returned function uninstalls the handler.
+// HandleInterrupts stops every running Node when the process gets SIGINT or
+// SIGTERM, and then exits with status 130; stop uninstalls the handler.
 func HandleInterrupts(logf func(string, ...any)) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
@@ -589,12 +556,10 @@ func HandleInterrupts(logf func(string, ...any)) (stop func()) {
 // Snapshot is the host state a Node may change, for checking that a
 // stopped Node restored it.
 type Snapshot struct {
-	Sysctls   map[string]string
-	HostPaths map[string]bool
-	Cgroups   map[string]bool
-	Bridge    bool
-	// Hugetlb is whether the hugetlb controller is bound to cgroup v1.
-	Hugetlb bool
+	Sysctls         map[string]string
+	HostPaths       map[string]bool
+	Cgroups         map[string]bool
+	Bridge, Hugetlb bool // the CNI bridge exists; hugetlb is bound to cgroup v1
 }
 
 // TakeSnapshot records the host state a Node may change.
@@ -618,9 +583,8 @@ func TakeSnapshot() Snapshot {
 	return s
 }
 
-// Restored reports how the host differs from before, once the Node that
-// ran on it with out as its build output and work as its work directory has
-// stopped: nil if it is as it was.
+// Restored reports how the host differs from before once the Node with
+// build output out and work directory work has stopped, or nil.
 func (before Snapshot) Restored(out, work string) error {
 	now := TakeSnapshot()
 	errs := differences("sysctl %s is %s, was %s", before.Sysctls, now.Sysctls)
@@ -635,18 +599,17 @@ func (before Snapshot) Restored(out, work string) error {
 	if ms := MountsUnder(work, "/run/containerd"); len(ms) > 0 {
 		errs = append(errs, fmt.Errorf("still mounted: %v", ms))
 	}
+	running := map[string][]int{"conmon": monitorsOf(conmonPath, work)}
 	for _, b := range Binaries {
-		if pids := ProcessesOf(filepath.Join(out, "bin", b)); len(pids) > 0 {
-			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", b, pids))
-		}
+		running[b] = ProcessesOf(filepath.Join(out, "bin", b))
 	}
 	if kubelet := KubeletBinary(out); kubelet != filepath.Join(out, "bin", "kubelet") {
-		if pids := ProcessesOf(kubelet); len(pids) > 0 {
-			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", kubelet, pids))
-		}
+		running[kubelet] = ProcessesOf(kubelet)
 	}
-	if pids := monitorsOf(conmonPath, work); len(pids) > 0 {
-		errs = append(errs, fmt.Errorf("conmon still runs (pid %v)", pids))
+	for name, pids := range running {
+		if len(pids) > 0 {
+			errs = append(errs, fmt.Errorf("%s still runs (pid %v)", name, pids))
+		}
 	}
 	if _, err := os.Stat(filepath.Join(work, stateFile)); err == nil {
 		errs = append(errs, fmt.Errorf("%s remains", filepath.Join(work, stateFile)))
@@ -654,8 +617,7 @@ func (before Snapshot) Restored(out, work string) error {
 	return errors.Join(errs...)
 }
 
-// differences reports every key whose value in now is not the one in
-// before, as format (key, now, before) says.
+// differences reports, as format (key, now, before), every key whose value changed.
 func differences[V comparable](format string, before, now map[string]V) []error {
 	var errs []error
 	for k, v := range before {
@@ -664,4 +626,196 @@ func differences[V comparable](format string, before, now map[string]V) []error 
 		}
 	}
 	return errs
+}
+
+// userHZ is the unit of /proc/<pid>/stat's CPU times: USER_HZ, which Linux
+// fixes at 100 for user space on every architecture the kubelet runs on.
+const userHZ = 100
+
+// statFields returns the fields of /proc/<pid>/stat after the command name,
+// which may hold spaces and parentheses, at least n of them. Field 3 of
+// proc(5) is index 0.
+func statFields(pid, n int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	if f := strings.Fields(s[i+1:]); len(f) >= n {
+		return f, nil
+	}
+	return nil, fmt.Errorf("/proc/%d/stat: fewer than %d fields", pid, n)
+}
+
+// ProcessCPU is the CPU time, user and system, that a process has used.
+func ProcessCPU(pid int) (time.Duration, error) {
+	f, err := statFields(pid, 13)
+	if err != nil {
+		return 0, err
+	}
+	// utime and stime are fields 14 and 15 of proc(5).
+	var ticks uint64
+	for _, s := range f[11:13] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// startTime is a process's start time in clock ticks since boot, which
+// tells it apart from a later process with the same PID.
+func startTime(pid int) (uint64, error) {
+	f, err := statFields(pid, 20)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(f[19], 10, 64) // field 22 of proc(5)
+}
+
+// KubeletCPU is the CPU time the running kubelet has used.
+func (n *Node) KubeletCPU() (time.Duration, error) { return n.cpu(KubeletService, "the kubelet") }
+
+// RuntimeCPU is the CPU time the running container runtime has used.
+func (n *Node) RuntimeCPU() (time.Duration, error) {
+	return n.cpu(RuntimeService, n.runtime.processName)
+}
+
+func (n *Node) cpu(s Service, what string) (time.Duration, error) {
+	pid := n.pid(s)
+	if pid == 0 {
+		return 0, fmt.Errorf("%s is not running", what)
+	}
+	return ProcessCPU(pid)
+}
+
+// ProcessRSS is a process's resident set size and its anonymous part, what
+// it allocated, in bytes (VmRSS and RssAnon in /proc/<pid>/status). The rest
+// is mostly the binary's pages, which depend on what the page cache holds.
+func ProcessRSS(pid int) (rss, anon int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for line := range strings.Lines(string(data)) {
+		for prefix, v := range map[string]*int64{"VmRSS:": &rss, "RssAnon:": &anon} {
+			if kb, ok := strings.CutPrefix(line, prefix); ok {
+				n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 10, 64)
+				if err != nil {
+					return 0, 0, err
+				}
+				*v, found = n<<10, found+1
+			}
+		}
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("/proc/%d/status lacks VmRSS or RssAnon", pid)
+	}
+	return rss, anon, nil
+}
+
+// DropCachedPages drops the page cache's clean pages of the file at path
+// (POSIX_FADV_DONTNEED): run before a kubelet starts, the file-backed part of
+// its RSS depends on what it touches, not on what earlier runs left cached.
+func DropCachedPages(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+}
+
+// Process is a daemon a Node started.
+type Process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// startProcess starts binary, appending its output to logPath, in a process
+// group of its own: a Ctrl-C on the terminal reaches the harness alone, which
+// stops it in order.
+func startProcess(name, logPath string, env []string, binary string, args ...string) (*Process, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Name is the name the process was started as.
+func (p *Process) Name() string { return p.name }
+
+// PID is the process ID.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Running reports whether p has been started and has not exited.
+func (p *Process) Running() bool {
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *Process) exitErr() error {
+	<-p.done
+	return p.err
+}
+
+// Stop sends sig and waits for p to exit; after grace it sends SIGKILL.
+func (p *Process) Stop(sig syscall.Signal, grace time.Duration) {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	if sig != syscall.SIGKILL {
+		select {
+		case <-p.done:
+			return
+		case <-time.After(grace):
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+func (p *Process) logTail(n int) string {
+	data, err := os.ReadFile(p.log)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(string(bytes.TrimRight(data, "\n")), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -15,15 +15,15 @@ limitations under the License.
 */
 
 // Package node runs a real node for tests and benchmarks: a container runtime
-// from make node-deps (containerd, or CRI-O with conmon, both with runc), and
-// the patched kubelet in standalone mode with static pods, all under one work
-// directory. It drives the built binaries as processes.
+// from make node-deps (containerd, or CRI-O with conmon, both with runc) and
+// the patched kubelet in standalone mode with static pods, as processes, all
+// under one work directory.
 //
 // A kubelet changes its host: it sets sysctls, creates fixed paths, mounts
 // and cgroups. A Node records the host's state before it starts anything and
-// restores it when it stops, on failure and on interrupt too (see
-// HandleInterrupts). The record is kept on disk, so a run that was killed
-// outright is cleaned up by the next Start.
+// restores it when it stops, on failure and on interrupt too
+// (HandleInterrupts). The record is kept on disk, so the next Start cleans up
+// after a run that was killed outright.
 package node
 
 import (
@@ -31,6 +31,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -46,57 +47,49 @@ import (
 
 // Options configure a Node.
 type Options struct {
-	// Out is the project's build output directory, _output: binaries are
-	// in Out/bin and images in Out/images.
+	// Out is the project's build output, _output: binaries in Out/bin, images in Out/images.
 	Out string
-	// Work is the node's work directory, emptied by Start. Empty means
-	// Out/node.
+	// Work is the node's work directory, emptied by Start; empty means Out/node.
 	Work string
-	// Kubelet is the kubelet to run, with its feature gates. The zero value
-	// is the series' kubelet, KubeletBinary(Out), with every gate off.
+	// Kubelet is the kubelet to run; the zero value is the series' kubelet,
+	// KubeletBinary(Out), with every gate off.
 	Kubelet Kubelet
-	// Runtime is the container runtime with its options. The zero value is
-	// Containerd().
+	// Runtime is the container runtime; the zero value is Containerd().
 	Runtime Runtime
-	// MaxPods is the kubelet's maxPods. Zero means DefaultMaxPods.
+	// MaxPods is the kubelet's maxPods; zero means DefaultMaxPods.
 	MaxPods int
-	// Verbosity is the kubelet's --v. Zero means DefaultVerbosity.
+	// Verbosity is the kubelet's --v; zero means DefaultVerbosity.
 	Verbosity int
-	// Name is the node's name. Empty means DefaultName.
+	// Name is the node's name; empty means DefaultName.
 	Name string
-	// PodNetwork gives pods that are not hostNetwork a network: a CNI
-	// bridge (CNIBridge) without a gateway, masquerading or iptables rules,
-	// from Debian's containernetworking-plugins. The kubelet reports the
-	// node Ready only with one.
+	// PodNetwork gives pods that are not hostNetwork a CNI bridge (CNIBridge),
+	// from Debian's containernetworking-plugins: the kubelet reports the node
+	// Ready only with one.
 	PodNetwork bool
-	// Logf reports progress. Nil discards it.
+	// Logf reports progress; nil discards it.
 	Logf func(format string, args ...any)
 }
 
-// DefaultName is the node name when Options.Name is empty.
-const DefaultName = "evm-node"
-
-// DefaultVerbosity is the kubelet's --v when Options.Verbosity is zero: 3,
-// the level of the volume manager's "Waiting for volumes" lines.
-const DefaultVerbosity = 3
-
 const (
+	// DefaultName is the node name when Options.Name is empty.
+	DefaultName = "evm-node"
+	// DefaultVerbosity is the kubelet's --v when Options.Verbosity is zero:
+	// the level of the volume manager's "Waiting for volumes" lines.
+	DefaultVerbosity = 3
+	// KubeletEnv, when set, is the kubelet binary a Node runs instead of
+	// Out/bin/kubelet: make KUBE_VERSION=v1.37.2 sets it to that release's.
+	KubeletEnv = "EVM_KUBELET"
+
 	kubeletPort = 10250
 	healthzPort = 10248
 )
-
-// KubeletEnv names the environment variable that, when set, is the kubelet
-// binary a Node runs instead of Out/bin/kubelet: make KUBE_VERSION=v1.37.2
-// sets it to that release's kubelet.
-const KubeletEnv = "EVM_KUBELET"
 
 // KubeletBinary is the kubelet a Node runs: $EVM_KUBELET, or Out/bin/kubelet.
 func KubeletBinary(out string) string {
 	return cmp.Or(os.Getenv(KubeletEnv), filepath.Join(out, "bin", "kubelet"))
 }
 
-// Binaries are the programs in Out/bin any Node may run: the kubelet and
-// every runtime's.
+// Binaries are the programs in Out/bin any Node may run.
 var Binaries = func() []string {
 	bins := []string{"kubelet"}
 	for _, rt := range Runtimes {
@@ -125,30 +118,26 @@ type Node struct {
 	work    string
 	runtime runtimeDriver
 
-	mu      sync.Mutex
-	host    *hostState
-	procs   [2]*Process // by Service
-	stopped bool
-	// supervised are the services restarted when they exit (Supervise).
-	supervised [2]bool
-	// onStop run in order when the node stops, after its runtime.
-	onStop []func()
+	mu         sync.Mutex
+	host       *hostState
+	procs      [2]*Process // by Service
+	supervised [2]bool     // restarted when they exit
+	stopped    bool
+	onStop     []func()
 }
 
 // A Service is one of the node's daemons.
 type Service int
 
+// The node's services: the container runtime and the kubelet.
 const (
-	// RuntimeService is the container runtime.
 	RuntimeService Service = iota
-	// KubeletService is the kubelet.
 	KubeletService
 )
 
 // Supervise starts the services again a second after they exit, as a
-// service manager would, until the node stops. An operator then restarts
-// the kubelet by killing it (KubeletPIDFile), for example after editing
-// KubeletConfig; tests that restart a service on purpose leave it alone.
+// service manager would, until the node stops: an operator then restarts the
+// kubelet by killing it (KubeletPIDFile), after editing KubeletConfig.
 func (n *Node) Supervise(services ...Service) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -186,8 +175,7 @@ func (n *Node) StartDaemon(name string, args ...string) (*Process, error) {
 	return n.startProcess(name, nil, filepath.Join(n.bin, name), args...)
 }
 
-// startProcess starts binary as name, logging to name.log, and records it
-// for the host's restore.
+// startProcess starts binary as name, as StartDaemon does.
 func (n *Node) startProcess(name string, env []string, binary string, args ...string) (*Process, error) {
 	p, err := startProcess(name, filepath.Join(n.work, "logs", name+".log"), env, binary, args...)
 	if err != nil {
@@ -198,8 +186,7 @@ func (n *Node) startProcess(name string, env []string, binary string, args ...st
 }
 
 // Preflight reports why a node with runtime rt cannot start here, or nil: it
-// needs root, the binaries from make and make node-deps, and no other
-// kubelet or runtime.
+// needs root and the binaries from make and make node-deps.
 func Preflight(out string, rt Runtime) error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root: it runs a container runtime, runc and a kubelet")
@@ -259,7 +246,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		return nil, fmt.Errorf("recording the host's state: %w", err)
 	}
 	live.Store(n, true)
-	if err := n.runtime.prepareHost(n.host, opts.Logf); err == nil {
+	if err = n.runtime.prepareHost(n.host, opts.Logf); err == nil {
 		err = n.start(ctx)
 	}
 	if err != nil {
@@ -271,7 +258,6 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	return n, nil
 }
 
-// withDefaults fills in opts' defaults and makes its paths absolute.
 func withDefaults(opts Options) (Options, error) {
 	out, err := filepath.Abs(opts.Out)
 	if err != nil {
@@ -290,17 +276,10 @@ func withDefaults(opts Options) (Options, error) {
 	return opts, err
 }
 
-// check says what opts lacks on this host: binaries, images, the kubelet
-// or CNI plugins.
+// check says what opts lacks on this host.
 func check(opts Options) error {
-	if err := Preflight(opts.Out, opts.Runtime); err != nil {
+	if err := cmp.Or(Preflight(opts.Out, opts.Runtime), opts.Kubelet.check(opts.Out)); err != nil || !opts.PodNetwork {
 		return err
-	}
-	if err := opts.Kubelet.check(opts.Out); err != nil {
-		return err
-	}
-	if !opts.PodNetwork {
-		return nil
 	}
 	for _, p := range cniPlugins {
 		if _, err := os.Stat(filepath.Join(cniPluginDir, p)); err != nil {
@@ -311,7 +290,7 @@ func check(opts Options) error {
 }
 
 // start writes the configurations and starts the runtime, importing the
-// images before or after it as the runtime needs.
+// images before or after, as the runtime needs.
 func (n *Node) start(ctx context.Context) error {
 	if err := n.writeConfigs(); err != nil {
 		return err
@@ -348,8 +327,7 @@ func (n *Node) TagImage(ctx context.Context, ref, name string) error {
 	return n.runtime.tagImage(ctx, n, ref, name)
 }
 
-// UntagImage removes one of an image's names; the image stays under its
-// others.
+// UntagImage removes one of an image's names, and leaves the image.
 func (n *Node) UntagImage(ctx context.Context, name string) error {
 	n.opts.Logf("removing the name %s", name)
 	return n.runtime.untagImage(ctx, n, name)
@@ -368,8 +346,7 @@ func (n *Node) RuntimeLabel() string { return n.runtime.label }
 // containerd does, CRI-O only with enable_pod_events.
 func (n *Node) StreamsEvents() bool { return n.runtime.streamsEvents }
 
-// RuntimeDroppedEvents returns how many container events the runtime
-// dropped, from its own metrics, and false if it counts none.
+// RuntimeDroppedEvents returns how many container events the runtime dropped, and false if it counts none.
 func (n *Node) RuntimeDroppedEvents(ctx context.Context) (float64, bool, error) {
 	name := n.runtime.droppedEventsMetric
 	if name == "" {
@@ -401,9 +378,8 @@ func (n *Node) KubeletRoot() string { return filepath.Join(n.work, "kubelet", "r
 // KubeletLog is the kubelet's log file. It is appended to across restarts.
 func (n *Node) KubeletLog() string { return filepath.Join(n.work, "logs", "kubelet.log") }
 
-// KubeletKubeconfig is where a cluster writes the kubelet's kubeconfig.
-// With one there, the kubelet registers with that cluster's API server;
-// without, it runs standalone.
+// KubeletKubeconfig is where a cluster writes the kubelet's kubeconfig: with
+// one there, the kubelet registers with its API server.
 func (n *Node) KubeletKubeconfig() string {
 	return filepath.Join(n.work, "cluster", "kubelet.kubeconfig")
 }
@@ -433,8 +409,7 @@ func (n *Node) StartKubelet(ctx context.Context) error {
 	})
 }
 
-// startService starts s, writes its PID file, restarts it on exit if it is
-// supervised, and waits until ok holds.
+// startService starts s, writes its PID file and waits until ok holds.
 func (n *Node) startService(ctx context.Context, s Service, timeout time.Duration, what string, ok func() bool) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -465,7 +440,6 @@ func (n *Node) startService(ctx context.Context, s Service, timeout time.Duratio
 	return WaitFor(ctx, timeout, p, what, ok)
 }
 
-// command is how s starts, which it logs.
 func (n *Node) command(s Service) (binary string, args, env []string) {
 	if s == RuntimeService {
 		n.opts.Logf("starting %s", n.runtime.label)
@@ -492,9 +466,8 @@ func (n *Node) command(s Service) (binary string, args, env []string) {
 	return n.opts.Kubelet.Binary(filepath.Dir(n.bin)), args, nil
 }
 
-// restartOnExit starts s again a second after its process p exits, unless
-// the node is stopping or s's process is no longer p by then: another
-// process runs, or p was stopped on purpose.
+// restartOnExit starts s again a second after p exits, unless the node is
+// stopping or s's process is no longer p (p was stopped on purpose).
 func (n *Node) restartOnExit(s Service, p *Process) {
 	<-p.done
 	time.Sleep(time.Second)
@@ -533,8 +506,7 @@ func writePIDFile(path string, p *Process) error {
 }
 
 // KillRuntime kills the container runtime with SIGKILL, as a crash would,
-// and waits for it to exit. Its shims or monitors and containers keep
-// running.
+// and waits for it to exit; its monitors and containers keep running.
 func (n *Node) KillRuntime() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -547,8 +519,8 @@ func (n *Node) KillRuntime() error {
 	return nil
 }
 
-// StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s). Its pods
-// keep running. A kubelet stopped here is not restarted (Supervise).
+// StopKubelet stops the kubelet with SIGTERM (SIGKILL after 10s), its pods
+// left running, and not to be restarted (Supervise).
 func (n *Node) StopKubelet() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -562,7 +534,6 @@ func (n *Node) StopKubelet() {
 // KubeletPID is the kubelet's process ID, or 0.
 func (n *Node) KubeletPID() int { return n.pid(KubeletService) }
 
-// pid is s's process ID, or 0.
 func (n *Node) pid(s Service) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -601,7 +572,7 @@ func (n *Node) Stop() error {
 	return n.host.restore(n.opts.Logf)
 }
 
-// run runs a command to completion and returns its standard output.
+// run runs a command and returns its standard output.
 func (n *Node) run(ctx context.Context, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -615,8 +586,7 @@ func (n *Node) run(ctx context.Context, name string, args ...string) (string, er
 	return stdout.String(), nil
 }
 
-// firstLines returns the first n lines of s, each cut at 300 bytes, and how
-// many more lines there were.
+// firstLines returns the first n lines of s, each cut at 300 bytes, and how many more there were.
 func firstLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	more := len(lines) - n
@@ -632,8 +602,7 @@ func firstLines(s string, n int) string {
 	return fmt.Sprintf("%s\n... (%d more lines)", strings.Join(lines, "\n"), more)
 }
 
-// WaitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout
-// passes.
+// WaitFor polls ok every 100ms until it holds, p exits, ctx ends or timeout passes.
 func WaitFor(ctx context.Context, timeout time.Duration, p *Process, what string, ok func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -658,4 +627,338 @@ func WaitFor(ctx context.Context, timeout time.Duration, p *Process, what string
 // HTTPGet fetches url and returns the body of a 200 answer.
 func HTTPGet(ctx context.Context, url string) ([]byte, error) {
 	return do(ctx, http.DefaultClient, http.MethodGet, url, nil)
+}
+
+// Runtime is a container runtime a Node runs, with its options:
+// Containerd(), the zero value, or CRIO with its container events on or off.
+type Runtime struct{ crio, podEvents bool }
+
+// Containerd is containerd with runc, from make node-deps: the default.
+func Containerd() Runtime { return Runtime{} }
+
+// CRIO is CRI-O with conmon and runc, from make node-deps; podEvents is its
+// enable_pod_events: without it, its GetContainerEvents ends at once.
+func CRIO(podEvents bool) Runtime { return Runtime{crio: true, podEvents: podEvents} }
+
+// Runtimes are the runtimes a Node can run.
+var Runtimes = []Runtime{Containerd(), CRIO(true)}
+
+// String is rt's name as NODE_RUNTIME takes it: containerd or crio.
+func (rt Runtime) String() string { return driverFor(rt).processName }
+
+// Label names rt for reports, with its options.
+func (rt Runtime) Label() string { return driverFor(rt).label }
+
+// RuntimeEnv and PodEventsEnv are the environment variables RuntimeFromEnv
+// reads: NODE_RUNTIME=containerd|crio, NODE_CRIO_POD_EVENTS=true|false.
+const (
+	RuntimeEnv   = "NODE_RUNTIME"
+	PodEventsEnv = "NODE_CRIO_POD_EVENTS"
+)
+
+// RuntimeFromEnv returns the runtime NODE_RUNTIME and NODE_CRIO_POD_EVENTS name.
+func RuntimeFromEnv() (Runtime, error) {
+	return RuntimeFlags(flag.NewFlagSet("", flag.ContinueOnError))()
+}
+
+// RuntimeFlags registers -runtime and -crio-pod-events on fs, their defaults
+// from the environment; once fs is parsed, the function returned gives the runtime.
+func RuntimeFlags(fs *flag.FlagSet) func() (Runtime, error) {
+	podEventsEnv, envErr := true, error(nil)
+	if v := os.Getenv(PodEventsEnv); v != "" {
+		if podEventsEnv, envErr = strconv.ParseBool(v); envErr != nil {
+			envErr = fmt.Errorf("%s=%q: want true or false", PodEventsEnv, v)
+		}
+	}
+	name := fs.String("runtime", cmp.Or(os.Getenv(RuntimeEnv), "containerd"), "the container runtime: containerd or crio (default from $"+RuntimeEnv+")")
+	podEvents := fs.Bool("crio-pod-events", podEventsEnv, "CRI-O's enable_pod_events (default from $"+PodEventsEnv+")")
+	return func() (Runtime, error) {
+		switch {
+		case envErr != nil:
+			return Runtime{}, envErr
+		case *name == "containerd":
+			return Containerd(), nil
+		case *name == "crio":
+			return CRIO(*podEvents), nil
+		}
+		return Runtime{}, fmt.Errorf("unknown container runtime %q (-runtime, $%s): want one of %v", *name, RuntimeEnv, Runtimes)
+	}
+}
+
+// RuntimeNameOf is the short name (containerd, CRI-O) of the runtime a Label names, or label.
+func RuntimeNameOf(label string) string {
+	for _, rt := range []Runtime{Containerd(), CRIO(true), CRIO(false)} {
+		if d := driverFor(rt); d.label == label {
+			return d.name
+		}
+	}
+	return label
+}
+
+// runtimeDriver is what differs between the runtimes a Node runs: its
+// traits here, its behaviour in runtimeOps.
+type runtimeDriver struct {
+	runtimeOps
+	name, label string // label adds its options
+	// processName is the daemon's command name, as the kubelet's
+	// --container-runtime-process-name and NODE_RUNTIME take it.
+	processName    string
+	streamsEvents  bool           // it serves CRI container events
+	importsOffline bool           // images go into its store before it starts
+	ports          map[int]string // the host ports it listens on, with what for
+	// droppedEventsMetric, served at metricsURL, counts the container
+	// events it dropped; both are empty if it has none.
+	metricsURL, droppedEventsMetric string
+	// binaries are the programs it needs in Out/bin; hostBinaries Debian's.
+	binaries, hostBinaries []string
+	// monitors are the per-container processes it leaves running when it
+	// dies (shims, conmon), by executable, given Out/bin.
+	monitors func(bin string) []string
+	socket   string // its CRI socket's name in the work directory
+}
+
+// runtimeOps is how a runtime is set up, started and given images.
+type runtimeOps interface {
+	// prepareHost changes what it needs of the host, recording it in h.
+	prepareHost(h *hostState, logf func(string, ...any)) error
+	configs(n *Node) map[string]string // the files to write before it starts, by path
+	command(n *Node) (binary string, args []string)
+	answers(ctx context.Context, n *Node) bool
+	importImage(ctx context.Context, n *Node, archive, ref string) error
+	tagImage(ctx context.Context, n *Node, ref, name string) error
+	untagImage(ctx context.Context, n *Node, name string) error
+}
+
+func driverFor(rt Runtime) runtimeDriver {
+	if rt.crio {
+		return crioDriver(rt.podEvents)
+	}
+	return containerdDriver()
+}
+
+// containerd is containerd 2 with runc, its images imported with ctr.
+type containerd struct{}
+
+func containerdDriver() runtimeDriver {
+	return runtimeDriver{
+		runtimeOps:    containerd{},
+		name:          "containerd",
+		label:         "containerd",
+		processName:   "containerd",
+		streamsEvents: true,
+		binaries:      []string{"containerd", "containerd-shim-runc-v2", "ctr", "runc", "crictl"},
+		monitors:      func(bin string) []string { return []string{filepath.Join(bin, "containerd-shim-runc-v2")} },
+		socket:        "containerd.sock",
+	}
+}
+
+func (containerd) prepareHost(*hostState, func(string, ...any)) error { return nil }
+
+func (containerd) command(n *Node) (string, []string) {
+	return filepath.Join(n.bin, "containerd"), []string{"--config", filepath.Join(n.work, "containerd", "config.toml")}
+}
+
+// ctr runs ctr against the node's containerd, in the CRI's namespace.
+func ctr(ctx context.Context, n *Node, args ...string) error {
+	_, err := n.run(ctx, filepath.Join(n.bin, "ctr"), append([]string{"--address", n.Socket(), "-n", "k8s.io"}, args...)...)
+	return err
+}
+
+func (containerd) answers(ctx context.Context, n *Node) bool { return ctr(ctx, n, "version") == nil }
+
+func (containerd) importImage(ctx context.Context, n *Node, archive, _ string) error {
+	return ctr(ctx, n, "images", "import", "--platform", "linux/amd64", archive)
+}
+
+func (containerd) tagImage(ctx context.Context, n *Node, ref, name string) error {
+	return ctr(ctx, n, "images", "tag", "--force", ref, name)
+}
+
+// untagImage removes the name only: containerd's CRI RemoveImage removes every name.
+func (containerd) untagImage(ctx context.Context, n *Node, name string) error {
+	return ctr(ctx, n, "images", "rm", name)
+}
+
+func (containerd) configs(n *Node) map[string]string {
+	w := n.work
+	q := strconv.Quote
+	return map[string]string{filepath.Join(w, "containerd", "config.toml"): fmt.Sprintf(`version = 3
+root = %s
+state = %s
+[grpc]
+  address = %s
+[ttrpc]
+  address = %s
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = %s
+[plugins.'io.containerd.cri.v1.runtime']
+  enable_selinux = false
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = "runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        BinaryName = %s
+        SystemdCgroup = false
+        Root = %s
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = [%s]
+    conf_dir = %s
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+`, q(filepath.Join(w, "containerd", "root")), q(filepath.Join(w, "containerd", "state")),
+		q(n.Socket()), q(n.Socket()+".ttrpc"), q(Images["pause.tar"]),
+		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")),
+		q(filepath.Join(w, "cni", "bin")), q(filepath.Join(w, "cni", "net.d")))}
+}
+
+const (
+	// CRIOMetricsPort is where CRI-O serves its Prometheus metrics, on 127.0.0.1.
+	CRIOMetricsPort = 9537
+	// conmonPath is Debian's conmon, CRI-O's container monitor.
+	conmonPath = "/usr/bin/conmon"
+)
+
+// crio is CRI-O with conmon and runc, everything it keeps under work/crio.
+// CRI-O pulls only from registries: crio-copyimg (its test/copyimg, built
+// from the same source) copies images into its storage before it starts.
+type crio struct{ podEvents bool }
+
+func crioDriver(podEvents bool) runtimeDriver {
+	return runtimeDriver{
+		runtimeOps:          crio{podEvents: podEvents},
+		name:                "CRI-O",
+		label:               fmt.Sprintf("CRI-O (enable_pod_events=%t)", podEvents),
+		processName:         "crio",
+		streamsEvents:       podEvents,
+		importsOffline:      true,
+		ports:               map[int]string{CRIOMetricsPort: "CRI-O's metrics"},
+		metricsURL:          fmt.Sprintf("http://127.0.0.1:%d/metrics", CRIOMetricsPort),
+		droppedEventsMetric: "container_runtime_crio_containers_events_dropped_total",
+		binaries:            []string{"crio", "pinns", "crio-copyimg", "runc", "crictl"},
+		hostBinaries:        []string{conmonPath},
+		monitors:            func(string) []string { return []string{conmonPath} },
+		socket:              "crio.sock",
+	}
+}
+
+// prepareHost gives the hugetlb controller a cgroup v1 hierarchy (mountHugetlb).
+func (crio) prepareHost(h *hostState, logf func(string, ...any)) error {
+	return h.mountHugetlb(hugetlbCgroupDir, logf)
+}
+
+func (crio) command(n *Node) (string, []string) {
+	return filepath.Join(n.bin, "crio"), []string{"--config", filepath.Join(n.work, "crio", "crio.conf")}
+}
+
+func (crio) answers(ctx context.Context, n *Node) bool {
+	_, err := n.Crictl(ctx, "--timeout", "2s", "version")
+	return err == nil
+}
+
+// copyimg runs crio-copyimg on CRI-O's storage.
+func copyimg(ctx context.Context, n *Node, args ...string) error {
+	d := filepath.Join(n.work, "crio")
+	_, err := n.run(ctx, filepath.Join(n.bin, "crio-copyimg"), append([]string{"--root", filepath.Join(d, "storage"),
+		"--runroot", filepath.Join(d, "run"), "--storage-driver", "overlay", "--signature-policy", filepath.Join(d, "policy.json")}, args...)...)
+	return err
+}
+
+func (crio) importImage(ctx context.Context, n *Node, archive, ref string) error {
+	return copyimg(ctx, n, "--image-name", ref, "--import-from", "docker-archive:"+archive)
+}
+
+func (crio) tagImage(ctx context.Context, n *Node, ref, name string) error {
+	return copyimg(ctx, n, "--image-name", ref, "--add-name", name)
+}
+
+// untagImage removes the name through the CRI: CRI-O's RemoveImage of a shared name untags it.
+func (crio) untagImage(ctx context.Context, n *Node, name string) error {
+	_, err := n.Crictl(ctx, "rmi", name)
+	return err
+}
+
+func (c crio) configs(n *Node) map[string]string {
+	w := n.work
+	d := filepath.Join(w, "crio")
+	q := strconv.Quote
+	list := func(paths ...string) string {
+		for i, p := range paths {
+			paths[i] = q(p)
+		}
+		return "[" + strings.Join(paths, ", ") + "]"
+	}
+	conf := fmt.Sprintf(`# Written by pkg/node: CRI-O for a test node, everything under the work directory.
+[crio]
+root = %s
+runroot = %s
+storage_driver = "overlay"
+log_dir = %s
+version_file = %s
+version_file_persist = %s
+clean_shutdown_file = %s
+
+[crio.api]
+listen = %s
+
+[crio.runtime]
+default_runtime = "runc"
+cgroup_manager = "cgroupfs"
+conmon_cgroup = "pod"
+selinux = false
+apparmor_profile = ""
+pinns_path = %s
+namespaces_dir = %s
+container_exits_dir = %s
+container_attach_socket_dir = %s
+hooks_dir = %s
+cdi_spec_dirs = %s
+decryption_keys_path = %s
+irqbalance_config_file = %s
+irqbalance_config_restore_file = "disable"
+enable_criu_support = false
+enable_pod_events = %t
+
+[crio.runtime.runtimes.runc]
+runtime_path = %s
+runtime_type = "oci"
+runtime_root = %s
+monitor_path = %s
+monitor_cgroup = "pod"
+
+[crio.image]
+pause_image = %s
+pinned_images = [%s]
+signature_policy = %s
+signature_policy_dir = %s
+
+[crio.network]
+network_dir = %s
+plugin_dirs = %s
+
+[crio.metrics]
+enable_metrics = true
+metrics_host = "127.0.0.1"
+metrics_port = %d
+
+[crio.nri]
+enable_nri = false
+`, q(filepath.Join(d, "storage")), q(filepath.Join(d, "run")), q(filepath.Join(d, "pod-logs")),
+		q(filepath.Join(d, "run", "version")), q(filepath.Join(d, "version")), q(filepath.Join(d, "clean.shutdown")),
+		q(n.Socket()),
+		q(filepath.Join(n.bin, "pinns")), q(filepath.Join(d, "ns")), q(filepath.Join(d, "exits")), q(filepath.Join(d, "attach")),
+		list(filepath.Join(d, "hooks.d")), list(filepath.Join(d, "cdi")), q(filepath.Join(d, "keys")),
+		q(filepath.Join(d, "irqbalance")), c.podEvents,
+		q(filepath.Join(n.bin, "runc")), q(filepath.Join(w, "runc-root")), q(conmonPath),
+		q(Images["pause.tar"]), q(Images["pause.tar"]), q(filepath.Join(d, "policy.json")), q(filepath.Join(d, "policies")),
+		q(filepath.Join(w, "cni", "net.d")), list(filepath.Join(w, "cni", "bin")), CRIOMetricsPort)
+	return map[string]string{
+		filepath.Join(d, "crio.conf"): conf,
+		// Images come from local archives only; nothing is pulled.
+		filepath.Join(d, "policy.json"): `{"default": [{"type": "insecureAcceptAnything"}]}` + "\n",
+	}
 }

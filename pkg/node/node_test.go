@@ -35,6 +35,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// must fails the test at once on an error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	m, err := ParseMetrics([]byte(`# HELP volume_manager_loop_iterations_total x
 # TYPE volume_manager_loop_iterations_total counter
@@ -49,9 +57,7 @@ kubelet_container_event_stream_connected 1
 kubelet_container_event_stream_failures_total{reason="unavailable"} 3
 kubelet_container_event_stream_failures_total{reason="closed"} 1
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	tests := []struct {
 		name   string
 		labels []string
@@ -105,9 +111,7 @@ func TestShareOf(t *testing.T) {
 		},
 	}
 	s, err := ShareOf(p, VolumeManagerPackage)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if s.Total != 100*time.Millisecond || s.Matched != 40*time.Millisecond || s.Fraction() != 0.4 {
 		t.Errorf("share = %v of %v (%v), want 40ms of 100ms", s.Matched, s.Total, s.Fraction())
 	}
@@ -121,9 +125,7 @@ func TestShareOf(t *testing.T) {
 
 func TestProcessCPUStartTimeAndRSS(t *testing.T) {
 	cpu, err := ProcessCPU(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	// A test binary has used CPU by now, and less than its own lifetime
 	// allows on every CPU.
 	if cpu < 0 || cpu > time.Hour {
@@ -155,30 +157,21 @@ func TestProcessCPUStartTimeAndRSS(t *testing.T) {
 	}
 }
 
-// TestDropCachedPages: a file's pages, cached once read, are gone from the
-// page cache after DropCachedPages.
+// TestDropCachedPages: a file's pages, cached once read, are gone after DropCachedPages.
 func TestDropCachedPages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "binary")
-	if err := os.WriteFile(path, make([]byte, 1<<20), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.WriteFile(path, make([]byte, 1<<20), 0o600))
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
 		t.Skipf("%s is on tmpfs, whose pages cannot be dropped (%v)", path, err)
 	}
 	cached := func() int {
 		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		defer f.Close()
-		if err := f.Sync(); err != nil { // dirty pages are not dropped
-			t.Fatal(err)
-		}
+		must(t, f.Sync()) // dirty pages are not dropped
 		data, err := unix.Mmap(int(f.Fd()), 0, 1<<20, unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		defer unix.Munmap(data)
 		resident := make([]byte, (1<<20)/os.Getpagesize())
 		if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)), uintptr(unsafe.Pointer(&resident[0]))); errno != 0 {
@@ -193,27 +186,12 @@ func TestDropCachedPages(t *testing.T) {
 	if _, err := os.ReadFile(path); err != nil || cached() == 0 {
 		t.Fatalf("nothing cached of a file just read (%v)", err)
 	}
-	if err := DropCachedPages(path); err != nil {
-		t.Fatal(err)
-	}
+	must(t, DropCachedPages(path))
 	if n := cached(); n != 0 {
 		t.Errorf("%d pages still cached after DropCachedPages", n)
 	}
 	if err := DropCachedPages(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("a missing file gave no error")
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{
-		`/plain`:               "/plain",
-		`/with\040space`:       "/with space",
-		`/tab\011and\134slash`: "/tab\tand\\slash",
-		`/short\04`:            `/short\04`,
-	} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -277,33 +255,21 @@ func TestSetVerbosity(t *testing.T) {
 }
 
 func TestPodsStartTimeout(t *testing.T) {
-	for _, tc := range []struct {
-		pods int
-		want time.Duration
-	}{
-		{pods: 110, want: 10 * time.Minute},
-		{pods: 600, want: 10 * time.Minute},
-		{pods: 1000, want: 1000 * time.Second},
-	} {
-		if got := PodsStartTimeout(tc.pods); got != tc.want {
-			t.Errorf("PodsStartTimeout(%d) = %v, want %v", tc.pods, got, tc.want)
+	for pods, want := range map[int]time.Duration{110: 10 * time.Minute, 600: 10 * time.Minute, 1000: 1000 * time.Second} {
+		if got := PodsStartTimeout(pods); got != want {
+			t.Errorf("PodsStartTimeout(%d) = %v, want %v", pods, got, want)
 		}
 	}
 }
 
-// TestSetKubelet flips the series' kubelet's gate and swaps it for
-// upstream's and back: upstream's configuration has none of the series'
-// gates. A missing binary or a running kubelet is refused.
+// TestSetKubelet flips the series' kubelet's gate and swaps it for upstream's
+// and back. A missing binary or a running kubelet is refused.
 func TestSetKubelet(t *testing.T) {
 	work := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(work, "kubelet"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.MkdirAll(filepath.Join(work, "kubelet"), 0o755))
 	stock, series := filepath.Join(work, "kubelet-stock"), filepath.Join(work, "kubelet-series")
 	for _, b := range []string{stock, series} {
-		if err := os.WriteFile(b, nil, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		must(t, os.WriteFile(b, nil, 0o755))
 	}
 	n := &Node{opts: Options{Kubelet: SeriesKubelet(series, map[string]bool{RelistOnPodTermination: true}), Logf: t.Logf},
 		work: work, runtime: driverFor(Containerd())}
@@ -313,13 +279,9 @@ func TestSetKubelet(t *testing.T) {
 		StockKubelet(stock, false),
 		SeriesKubelet(series, map[string]bool{EventedVolumeManager: true, EventedPLEG: true}),
 	} {
-		if err := n.SetKubelet(k); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.SetKubelet(k))
 		data, err := os.ReadFile(n.KubeletConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		if binary, _, _ := n.command(KubeletService); !strings.HasSuffix(string(data), k.featureGates()) || binary != k.binary {
 			t.Errorf("SetKubelet(%s): binary %s, configuration\n%s", k, binary, data)
 		}
@@ -376,32 +338,34 @@ func TestParseMountIDs(t *testing.T) {
 	if ids, err := MountIDs("/"); err != nil || ids["/"] == "" || len(ids) < 2 {
 		t.Errorf("MountIDs(\"/\") = %v, %v; want / and the mounts under it (/proc at least)", ids, err)
 	}
+	for in, want := range map[string]string{
+		`/plain`:               "/plain",
+		`/with\040space`:       "/with space",
+		`/tab\011and\134slash`: "/tab\tand\\slash",
+		`/short\04`:            `/short\04`,
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestKubeletBinary(t *testing.T) {
 	out := t.TempDir()
-	tests := []struct {
-		name, env, want string
-	}{
-		{name: "the series' base release", want: filepath.Join(out, "bin", "kubelet")},
-		{name: "another release's kubelet", env: "/some/kubelet-v1.37.2", want: "/some/kubelet-v1.37.2"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(KubeletEnv, tc.env)
-			if got := KubeletBinary(out); got != tc.want || (Kubelet{}).Binary(out) != tc.want {
-				t.Errorf("KubeletBinary() = %q, want %q", got, tc.want)
-			}
-		})
+	// Unset, the series' base release; set, another release's kubelet.
+	for env, want := range map[string]string{"": filepath.Join(out, "bin", "kubelet"), "/some/kubelet-v1.37.2": "/some/kubelet-v1.37.2"} {
+		t.Setenv(KubeletEnv, env)
+		if got := KubeletBinary(out); got != want || (Kubelet{}).Binary(out) != want {
+			t.Errorf("$%s=%q: KubeletBinary() = %q, want %q", KubeletEnv, env, got, want)
+		}
 	}
 	if got := StockKubelet("", false).Binary(out); got != filepath.Join(out, "bin", "kubelet-stock") {
 		t.Errorf("upstream's kubelet is %s by default, want make kubelet-stock's", got)
 	}
 }
 
-// TestFeatureGates: upstream's kubelet gets none of the series' gates, the
-// patched one always gets EventedVolumeManager's value, then its further
-// gates sorted by name; upstream's kubelet refuses to take any.
+// TestFeatureGates: the series' kubelet always gets EventedVolumeManager's
+// value, then its further gates sorted; upstream's refuses any of them.
 func TestFeatureGates(t *testing.T) {
 	for _, tc := range []struct {
 		kind, gates string
@@ -459,9 +423,7 @@ func TestRuntimeFlags(t *testing.T) {
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			runtime := RuntimeFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
+			must(t, fs.Parse(tc.args))
 			rt, err := runtime()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want an error: %t", err, tc.wantErr)
@@ -474,17 +436,14 @@ func TestRuntimeFlags(t *testing.T) {
 }
 
 func TestFirstLines(t *testing.T) {
-	long := strings.Repeat("x", 400)
-	for _, tc := range []struct {
-		in, want string
-	}{
-		{"one", "one"},
-		{"a\nb\nc", "a\nb\nc"},
-		{"a\nb\nc\nd\ne", "a\nb\nc\n... (2 more lines)"},
-		{long, strings.Repeat("x", 300) + "... (100 more bytes)"},
+	for in, want := range map[string]string{
+		"one":                    "one",
+		"a\nb\nc":                "a\nb\nc",
+		"a\nb\nc\nd\ne":          "a\nb\nc\n... (2 more lines)",
+		strings.Repeat("x", 400): strings.Repeat("x", 300) + "... (100 more bytes)",
 	} {
-		if got := firstLines(tc.in, 3); got != tc.want {
-			t.Errorf("firstLines(%.20q) = %q, want %q", tc.in, got, tc.want)
+		if got := firstLines(in, 3); got != want {
+			t.Errorf("firstLines(%.20q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -36,13 +36,11 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// configMode is a round of configuration c on a standalone node: its
-// kubelet's idle CPU is cpu per minute in the middle window (cpu+1 and
-// cpu-1 in the others), and its single pods' waits are mount. Its deletion
-// phases and churn CPU are scaled by scale: three pods reach phase i (from
-// 0) (i+1), 2(i+1) and 3(i+1) ms after their removal, except that only two
-// pods' directories are removed, after 4 and 8 s; their last TearDown comes
-// 2, 3 and 1 s after their termination, and SyncTerminatedPod 1 s after it.
+// configMode is a standalone round of c: idle CPU cpu, cpu+1 and cpu-1 per
+// minute, single pods' waits mount. Scaled by scale: three pods reach phase i
+// (i+1), 2(i+1) and 3(i+1) ms after their removal, but two pods' directories
+// are removed, after 4 and 8 s; their last TearDown comes 2, 3 and 1 s after
+// their termination, and SyncTerminatedPod 1 s after it.
 func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 	m := Mode{
 		Config: c, Kubelet: c.Kubelet(""), Runtime: "containerd", Pods: 110, Volumes: 4, WindowSeconds: 60,
@@ -72,8 +70,7 @@ func configMode(c Config, cpu float64, mount []float64, scale float64) Mode {
 	return m
 }
 
-// rowWant is a figure's want of gate off and on, and of off/on unless
-// empty.
+// rowWant is a figure's want of gate off and on, and of off/on unless empty.
 type rowWant struct {
 	figure  string
 	off, on float64
@@ -83,7 +80,7 @@ type rowWant struct {
 // checkRows fails t unless rows have every want, to within 1e-9.
 func checkRows(t *testing.T, rows []Row, wants []rowWant) {
 	t.Helper()
-	near := func(a, b float64) bool { return same(a, b) || math.Abs(a-b) <= 1e-9 }
+	near := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) || math.Abs(a-b) <= 1e-9 }
 	for _, w := range wants {
 		i := slices.IndexFunc(rows, func(r Row) bool { return r.Figure == w.figure })
 		if i < 0 {
@@ -96,9 +93,8 @@ func checkRows(t *testing.T, rows []Row, wants []rowWant) {
 	}
 }
 
-// TestRows checks standalone rows, among them the exit breakdown's and the
-// crash-looping pods', and that optional rows no configuration measured are
-// left out.
+// TestRows checks standalone rows, and that optional rows no configuration
+// measured are left out.
 func TestRows(t *testing.T) {
 	off, on := configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
 	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
@@ -133,9 +129,7 @@ func TestRows(t *testing.T) {
 	if r := rows[slices.IndexFunc(rows, func(r Row) bool { return strings.HasPrefix(r.Figure, "container exited") })]; r.Stat(GateOff) != (Stat{Value: 750, Min: 500, Max: 1250, Rounds: 2}) {
 		t.Errorf("exit row = %+v", r)
 	}
-	off.ExitUnmount, on.ExitUnmount, off.ExitSteps, on.ExitSteps, off.CrashLoop, on.CrashLoop = nil, nil, nil, nil, nil, nil
-	off.KubeletRSSMiB, on.KubeletRSSMiB, off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = nil, nil, nil, nil
-	off.KubeletAnonMiB, on.KubeletAnonMiB = nil, nil
+	off, on = configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
 	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
 		for _, optional := range []string{"container exited", "passes", "kubelet RSS", "heap", "exit step", "crash-looping"} {
 			if strings.Contains(r.Figure, optional) {
@@ -145,11 +139,7 @@ func TestRows(t *testing.T) {
 	}
 }
 
-func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
-
-// TestMarkdown covers what the committed reports (TestCommittedReport) do
-// not: one round with stock, stock and gate off within the rounds' spread,
-// the deletion phases of hand-made rounds, and results without phases.
+// TestMarkdown covers what the committed reports (TestCommittedReport) do not.
 func TestMarkdown(t *testing.T) {
 	mount := []float64{0.3, 0.3, 0.301}
 	on := configMode(GateOn, 4, nil, 0.5)
@@ -249,7 +239,6 @@ func TestMarkdown(t *testing.T) {
 	}
 }
 
-// checkMarkdown fails t unless md has every want and no unwanted.
 func checkMarkdown(t *testing.T, md string, want, unwanted []string) {
 	t.Helper()
 	for _, w := range want {
@@ -264,11 +253,8 @@ func checkMarkdown(t *testing.T, md string, want, unwanted []string) {
 	}
 }
 
-// TestCommittedReport renders the results of four real runs, kept in
-// testdata/, and compares the reports with those the runs wrote, but for the
-// charts' names: two rounds of stock, gate off and gate on with and without
-// exiting pods, one round of gate off and on on CRI-O, and the scale table of
-// three sizes without stock. It also draws the newest run's charts.
+// TestCommittedReport renders four real runs in testdata/ and compares the
+// reports they wrote, but for the charts' names.
 func TestCommittedReport(t *testing.T) {
 	dir := "testdata"
 	load := func(run string) Result {
@@ -348,8 +334,7 @@ func TestRoundOrder(t *testing.T) {
 			}
 		}
 	}
-	// Without stock (node-bench -stock=false), the orders of stock, gate
-	// off and gate on with stock left out.
+	// Without stock (node-bench -stock=false), the orders of three without it.
 	for i, w := range [][]Config{{off, on}, {on, off}, {off, on}, {on, off}, {on, off}, {off, on}, {off, on}} {
 		if got := withoutStock(RoundOrder(i+1, three)); !slices.Equal(got, w) {
 			t.Errorf("round %d without stock: %v, want %v", i+1, got, w)
@@ -430,19 +415,21 @@ func TestSaveLoad(t *testing.T) {
 	if err != nil || len(back.Stock) != 1 || len(back.Off) != 1 || len(back.On) != 2 || back.Orders[0][1] != Stock || back.On[0].Iterations["reconciler"] != 360 {
 		t.Errorf("Load = %+v, %v", back, err)
 	}
-	for _, c := range Configs {
-		for _, m := range back.Modes(c) {
-			if m.Config != c || m.Kubelet.String() != c.Kubelet("").String() {
-				t.Errorf("a mode of %s says %s, kubelet %s", c, m.Config, m.Kubelet)
+	checkModes := func(r Result) {
+		for _, c := range Configs {
+			for _, m := range r.Modes(c) {
+				if m.Config != c || m.Kubelet.String() != c.Kubelet("").String() {
+					t.Errorf("a mode of %s says %q, kubelet %s", c, m.Config, m.Kubelet)
+				}
 			}
 		}
 	}
+	checkModes(back)
 	data, err := json.Marshal(configMode(NodeStatusGate, 5, nil, 1))
 	if err != nil || !strings.Contains(string(data), `"config":"node-status gate","kubelet":{"gates":{"EventedPLEG":false,"EventedVolumeManager":true,"VolumesInUseNodeStatusUpdate":true}},`) {
 		t.Errorf("Marshal = %.160s, %v", data, err)
 	}
-	// Modes of runs before Mode.Config and Mode.Kubelet get them from stock
-	// and gate; a mode's config wins over its gate.
+	// Older modes get Config from stock and gate; a config wins over a gate.
 	old := `{"stock": [{"gate": false, "stock": true}], "Off": [{"gate": false}], "On": [{"gate": true}, {"gate": true}],
 		"allGates": [{"config": "all gates", "gate": true}], "nodeStatusGate": [{"config": "node-status gate", "gate": false}], "orders": null}`
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
@@ -451,13 +438,7 @@ func TestSaveLoad(t *testing.T) {
 	if back, err = Load(path); err != nil || !slices.Equal(back.configs(), Configs) {
 		t.Fatalf("Load of old results = %+v, %v", back, err)
 	}
-	for _, c := range back.configs() {
-		for _, m := range back.Modes(c) {
-			if m.Config != c || m.Kubelet.String() != c.Kubelet("").String() {
-				t.Errorf("an old mode of %s says %q, kubelet %s", c, m.Config, m.Kubelet)
-			}
-		}
-	}
+	checkModes(back)
 	if err := os.WriteFile(path, []byte(`{"Off": []}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -608,22 +589,18 @@ func TestScaleReport(t *testing.T) {
 }
 
 func TestExitAfter(t *testing.T) {
-	if got := exitAfter(0, 1); got != exitMin {
-		t.Errorf("exitAfter(0, 1) = %v, want %v", got, exitMin)
-	}
-	var got []time.Duration
-	for i := range 5 {
-		got = append(got, exitAfter(i, 5))
-	}
-	want := []time.Duration{3 * time.Second, 4250 * time.Millisecond, 5500 * time.Millisecond, 6750 * time.Millisecond, 8 * time.Second}
-	if !slices.Equal(got, want) {
-		t.Errorf("exitAfter(i, 5) = %v, want %v", got, want)
+	for _, tc := range []struct {
+		i, n int
+		want time.Duration
+	}{{0, 1, exitMin}, {0, 5, 3 * time.Second}, {1, 5, 4250 * time.Millisecond}, {2, 5, 5500 * time.Millisecond}, {3, 5, 6750 * time.Millisecond}, {4, 5, 8 * time.Second}} {
+		if got := exitAfter(tc.i, tc.n); got != tc.want {
+			t.Errorf("exitAfter(%d, %d) = %v, want %v", tc.i, tc.n, got, tc.want)
+		}
 	}
 }
 
-// TestExitingPodManifest belongs with pkg/node's TestPodManifest: the
-// exiting pods' one container sleeps and exits on its own, with restartPolicy
-// Never, which the idle pods do not set.
+// TestExitingPodManifest belongs with pkg/node's TestPodManifest: the exiting
+// pods' one container exits on its own, with restartPolicy Never.
 func TestExitingPodManifest(t *testing.T) {
 	var pod struct {
 		Spec struct {
@@ -652,17 +629,9 @@ func TestExitingPodManifest(t *testing.T) {
 
 func TestMountedPods(t *testing.T) {
 	const pods = "/w/kubelet/root/pods"
-	mounts := []string{
-		pods + "/uid-1/volumes/kubernetes.io~downward-api/labels",
-		pods + "/uid-1/volumes/kubernetes.io~downward-api/annotations",
-		pods + "/uid-2/volumes",
-		pods + "/uid-3/volume-subpaths/scratch/bb/0", // not a volume's mount
-		pods + "/uid-4/volumesx/a",
-		pods + "/uid-5",
-		"/w/kubelet/root/plugins/x",
-		"/other/pods/uid-6/volumes/a",
-		pods,
-	}
+	mounts := []string{pods + "/uid-1/volumes/kubernetes.io~downward-api/labels", pods + "/uid-1/volumes/kubernetes.io~downward-api/annotations",
+		pods + "/uid-2/volumes", pods + "/uid-3/volume-subpaths/scratch/bb/0", // uid-3's is not a volume's
+		pods + "/uid-4/volumesx/a", pods + "/uid-5", "/w/kubelet/root/plugins/x", "/other/pods/uid-6/volumes/a", pods}
 	want := map[string]bool{"uid-1": true, "uid-2": true}
 	for _, dir := range []string{pods, pods + "/"} {
 		if got := mountedPods(slices.Values(mounts), dir); !maps.Equal(got, want) {
@@ -672,15 +641,8 @@ func TestMountedPods(t *testing.T) {
 }
 
 func TestParseInspect(t *testing.T) {
-	one := `{
-  "info": {"pid": 0},
-  "status": {
-    "id": "c1", "state": "CONTAINER_EXITED", "exitCode": 0,
-    "createdAt": "2026-11-26T10:00:00.000000001Z",
-    "finishedAt": "2026-11-26T10:00:05.123456789Z",
-    "labels": {"io.kubernetes.pod.name": "x-000-node", "io.kubernetes.pod.uid": "uid-1"}
-  }
-}`
+	one := `{"info": {"pid": 0}, "status": {"id": "c1", "state": "CONTAINER_EXITED", "exitCode": 0, "createdAt": "2026-11-26T10:00:00.000000001Z",
+    "finishedAt": "2026-11-26T10:00:05.123456789Z", "labels": {"io.kubernetes.pod.name": "x-000-node", "io.kubernetes.pod.uid": "uid-1"}}}`
 	two := `[` + one + `, {"status": {"state": "CONTAINER_RUNNING", "exitCode": 0, "finishedAt": "0001-01-01T00:00:00Z",
     "labels": {"io.kubernetes.pod.uid": "uid-2"}}}]`
 	got, err := parseInspect([]byte(one + "\n"))

@@ -34,8 +34,7 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// samples are a figure's values in one round; pooled gathers them over
-// rounds.
+// samples are a figure's values in one round; pooled gathers them.
 type samples func(m Mode) []float64
 
 func pooled(modes []Mode, of samples) []float64 {
@@ -46,8 +45,7 @@ func pooled(modes []Mode, of samples) []float64 {
 	return xs
 }
 
-// CPU-s/min of each idle window, and of the volume manager in a round's
-// profile.
+// CPU-s/min of each idle window, and of the volume manager in the profile.
 var (
 	kubeletCPU = perMinute(func(m Mode) []float64 { return m.KubeletCPU })
 	runtimeCPU = perMinute(func(m Mode) []float64 { return m.RuntimeCPU })
@@ -82,8 +80,7 @@ func churnCPU(stretch func(m Mode) *ChurnCPU, of func(c *ChurnCPU) float64) samp
 	}
 }
 
-// idleRate is counts' key a minute over the idle windows of the rounds
-// that have counts, or NaN for none.
+// idleRate is counts' key a minute over the idle windows, or NaN for none.
 func idleRate(modes []Mode, counts func(m Mode) map[string]float64, key string) float64 {
 	var n, seconds float64
 	for _, m := range modes {
@@ -98,29 +95,24 @@ func idleRate(modes []Mode, counts func(m Mode) map[string]float64, key string) 
 	return 60 * n / seconds
 }
 
-func passes(m Mode) map[string]float64 { return m.Passes }
-
-// phase is the time from the manifest removed to a deletion phase.
+func passes(m Mode) map[string]float64     { return m.Passes }
+func iterations(m Mode) map[string]float64 { return m.Iterations }
 func phase(p kubeletlog.DeletionPhase) samples {
 	return func(m Mode) []float64 { return m.DeletionPhases[p.Key()] }
 }
 
-// Stat is a figure of one configuration: its Value over all rounds pooled
-// (NaN where nothing measured it), and its extremes in single rounds over
-// the Rounds rounds that measured it.
+// Stat is a figure of one configuration over all rounds pooled (NaN where
+// nothing measured it), and its extremes in the Rounds that measured it.
 type Stat struct {
 	Value    float64
 	Min, Max float64
 	Rounds   int
 }
 
-// Spread is how far apart the rounds were: Max - Min.
+// Spread is how far apart the rounds were.
 func (s Stat) Spread() float64 { return s.Max - s.Min }
+func noStat() Stat             { return Stat{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()} }
 
-// noStat is the Stat of a figure nothing measured.
-func noStat() Stat { return Stat{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()} }
-
-// statOf is value over modes pooled, and its extremes in single rounds.
 func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
 	s := noStat()
 	if len(modes) == 0 {
@@ -139,19 +131,16 @@ func statOf(modes []Mode, value func(modes []Mode) float64) Stat {
 	return s
 }
 
-// Row is a line of the comparison table: a figure of each configuration the
-// results have.
+// Row is a line of the comparison table: a figure of each configuration.
 type Row struct {
-	Figure    string
-	Unit      string
-	LowerWins bool
-	Stats     map[Config]Stat
-	// offNote stands in the cell of a configuration with the
-	// EventedVolumeManager gate off where it has no value.
+	Figure, Unit string
+	LowerWins    bool
+	Stats        map[Config]Stat
+	// offNote stands in an empty cell of the gate off.
 	offNote string
 }
 
-// Stat is the figure of configuration c: NaN where the results have no c.
+// Stat is the figure of configuration c: NaN without c.
 func (r Row) Stat(c Config) Stat {
 	if s, ok := r.Stats[c]; ok {
 		return s
@@ -159,16 +148,13 @@ func (r Row) Stat(c Config) Stat {
 	return noStat()
 }
 
-// Ratio is c's value over gate on's for figures where lower is better (the
-// other way round otherwise), so that with c gate off "9x" reads as nine
-// times better with the gate on.
+// Ratio is c's value over gate on's ("9x": nine times better with the gate on).
 func (r Row) Ratio(c Config) string {
 	return bench.Ratio(r.Stat(c).Value, r.Stat(GateOn).Value, r.LowerWins)
 }
 
-// StockDiffers reports whether stock's and gate off's values are further
-// apart than the wider of their spreads across rounds; false without two
-// rounds of each.
+// StockDiffers reports whether stock and gate off (two rounds or more of
+// each) are further apart than the wider of their spreads.
 func (r Row) StockDiffers() bool {
 	stock, off := r.Stat(Stock), r.Stat(GateOff)
 	if stock.Rounds < 2 || off.Rounds < 2 || math.IsNaN(stock.Value) || math.IsNaN(off.Value) {
@@ -177,14 +163,13 @@ func (r Row) StockDiffers() bool {
 	return math.Abs(stock.Value-off.Value) > max(stock.Spread(), off.Spread())
 }
 
-// figure is a row of the comparison table, to compute from any rounds.
+// figure is a row of the comparison table, to compute from any rounds;
+// optional figures are left out where no configuration has them.
 type figure struct {
-	name, unit string
-	lowerWins  bool
-	// optional figures are left out where no configuration has them.
-	optional bool
-	offNote  string
-	value    func(modes []Mode) float64
+	name, unit          string
+	lowerWins, optional bool
+	offNote             string
+	value               func(modes []Mode) float64
 }
 
 // quantiles are the figures "name p50" and "name p99" of of, in ms.
@@ -197,14 +182,11 @@ func quantiles(name string, optional bool, of samples) []figure {
 	return fs
 }
 
-// median is the median of of (the mean of the middle two, for an even
-// number of samples), scaled.
+// median is the median of of (the mean of the middle two), scaled.
 func median(of samples, scale float64) func(modes []Mode) float64 {
 	return func(modes []Mode) float64 { return scale * bench.Median(pooled(modes, of)) }
 }
 
-// memoryFigures are the kubelet's memory through the idle windows, the
-// median of every read of every round.
 func memoryFigures() []figure {
 	return []figure{
 		{name: "kubelet RSS (median of reads in the idle windows)", unit: "MiB", lowerWins: true, optional: true,
@@ -229,9 +211,7 @@ func (Standalone) figures(r Result) []figure {
 	fs = append(fs, memoryFigures()...)
 	for _, loop := range loops {
 		fs = append(fs, figure{name: fmt.Sprintf("idle %s iterations", shortLoop(loop)), unit: "/min", lowerWins: true,
-			value: func(modes []Mode) float64 {
-				return idleRate(modes, func(m Mode) map[string]float64 { return m.Iterations }, loop)
-			}})
+			value: func(modes []Mode) float64 { return idleRate(modes, iterations, loop) }})
 	}
 	for _, loop := range loops {
 		for _, kind := range []struct{ name, label string }{{"full passes (walk all state)", "full"}, {"partial passes (changed pods)", "partial"}, {"skipped passes", "skipped"}} {
@@ -251,25 +231,22 @@ func (Standalone) figures(r Result) []figure {
 		[]figure{{name: fmt.Sprintf("all %d pods running, from manifests written", pods), unit: "s", lowerWins: true,
 			value: median(func(m Mode) []float64 { return []float64{m.StartupSeconds} }, 1)}},
 	)
-	deleted, added := func(m Mode) *ChurnCPU { return m.DeleteCPU }, func(m Mode) *ChurnCPU { return m.AddCPU }
-	kubelet, runtime := func(c *ChurnCPU) float64 { return c.Kubelet }, func(c *ChurnCPU) float64 { return c.Runtime }
-	for _, c := range []struct {
+	for _, stretch := range []struct {
 		name string
-		of   samples
-	}{
-		{"kubelet CPU while single pods are deleted", churnCPU(deleted, kubelet)},
-		{rt + " CPU while single pods are deleted", churnCPU(deleted, runtime)},
-		{"kubelet CPU while single pods are added", churnCPU(added, kubelet)},
-		{rt + " CPU while single pods are added", churnCPU(added, runtime)},
-	} {
-		fs = append(fs, figure{name: fmt.Sprintf("%s, %gs apart (median of rounds)", c.name, gap), unit: "CPU-s/min", lowerWins: true, optional: true,
-			value: median(c.of, 1)})
+		cpu  func(m Mode) *ChurnCPU
+	}{{"deleted", func(m Mode) *ChurnCPU { return m.DeleteCPU }}, {"added", func(m Mode) *ChurnCPU { return m.AddCPU }}} {
+		for _, p := range []struct {
+			name string
+			cpu  func(c *ChurnCPU) float64
+		}{{"kubelet", func(c *ChurnCPU) float64 { return c.Kubelet }}, {rt, func(c *ChurnCPU) float64 { return c.Runtime }}} {
+			fs = append(fs, figure{name: fmt.Sprintf("%s CPU while single pods are %s, %gs apart (median of rounds)", p.name, stretch.name, gap),
+				unit: "CPU-s/min", lowerWins: true, optional: true, value: median(churnCPU(stretch.cpu, p.cpu), 1)})
+		}
 	}
 	return fs
 }
 
-// figures: idle figures are medians by nearest rank; latencies pool every
-// sample.
+// figures: idle figures are medians by nearest rank.
 func (Cluster) figures(r Result) []figure {
 	var fs []figure
 	for _, f := range []struct {
@@ -326,14 +303,12 @@ func (Cluster) figures(r Result) []figure {
 		quantiles("pod sync → volumes remounted", false, func(m Mode) []float64 { return m.Remount }))
 }
 
-// nearestMedian is the median of of by nearest rank: with an even number of
-// samples, the lower of the middle two.
+// nearestMedian is the median of of by nearest rank: the lower of the middle two.
 func nearestMedian(of samples) func(modes []Mode) float64 {
 	return func(modes []Mode) float64 { return bench.Quantile(pooled(modes, of), 0.5) }
 }
 
-// pooledKind is the created → mounted and deleted → unmounted times of a
-// kind's pods over the rounds, or nil if no round has the kind.
+// pooledKind is a kind's end-to-end times over the rounds, or nil for none.
 func pooledKind(modes []Mode, key string) *KindTimes {
 	var t *KindTimes
 	for _, m := range modes {
@@ -346,24 +321,16 @@ func pooledKind(modes []Mode, key string) *KindTimes {
 	return t
 }
 
-// kindReport is what a report says differently by the node's kind. The
-// workloads implement it: reportOf picks the one results were run with.
+// kindReport is what a report says differently by the node's kind.
 type kindReport interface {
-	// figures are the comparison table's figures.
 	figures(r Result) []figure
-	// heading writes the report's title and how the run went.
 	heading(b *strings.Builder, r Result)
-	// cell renders a configuration's value in the table.
 	cell(s Stat, unit string) string
-	// notes write what follows the table.
 	notes(b *strings.Builder, r Result, rows []Row)
-	// listsTriggers is whether the report lists the loops' iterations by trigger.
 	listsTriggers() bool
-	// charts are the mount and unmount charts' titles and series.
 	charts(r Result) (titles []string, mount, unmount []bench.Series)
 }
 
-// reportOf is the report of r's node kind.
 func reportOf(r Result) kindReport {
 	if r.Cluster {
 		return Cluster{}
@@ -376,8 +343,7 @@ func (Standalone) listsTriggers() bool             { return false }
 func (Cluster) cell(s Stat, unit string) string    { return bench.Cell(s.Value, unit) }
 func (Cluster) listsTriggers() bool                { return true }
 
-// Rows are the comparison table's lines: each figure pooled over the rounds
-// of every configuration, with its extremes in single rounds.
+// Rows are the comparison table's lines.
 func Rows(r Result) []Row {
 	var rows []Row
 	for _, f := range reportOf(r).figures(r) {
@@ -387,25 +353,22 @@ func Rows(r Result) []Row {
 			row.Stats[c] = statOf(r.Modes(c), f.value)
 			measured = measured || !math.IsNaN(row.Stats[c].Value)
 		}
-		if f.optional && !measured {
-			continue
+		if measured || !f.optional {
+			rows = append(rows, row)
 		}
-		rows = append(rows, row)
 	}
 	return rows
 }
 
-// APIRequestRow is one line of the kubelet's API requests table: per
-// configuration, requests a minute in the idle and churn phases, and the
-// most received in any 1 s of each.
+// APIRequestRow is a request's rate a minute idle and churning, and the most
+// in any 1 s, of each configuration.
 type APIRequestRow struct {
 	Key               string
 	Idle, Churn       []float64
 	IdleMax, ChurnMax []int
 }
 
-// APIRequestRows are the kubelet's requests by verb and resource, sorted by
-// resource, then verb.
+// APIRequestRows are the kubelet's requests, by resource, then verb.
 func APIRequestRows(r Result) []APIRequestRow {
 	byKey := map[string]*APIRequestRow{}
 	for _, c := range r.configs() {
@@ -435,8 +398,7 @@ func APIRequestRows(r Result) []APIRequestRow {
 	return rows
 }
 
-// apiRate is the requests key a minute in phase over the rounds modes, and
-// the most in any 1 s of a round.
+// apiRate is the requests key a minute in phase, and the most in any 1 s.
 func apiRate(modes []Mode, phase, key string) (perMinute float64, most int) {
 	var count, seconds float64
 	for _, m := range modes {
@@ -451,8 +413,7 @@ func apiRate(modes []Mode, phase, key string) (perMinute float64, most int) {
 	return count * 60 / seconds, most
 }
 
-// lead are the rounds a report takes the run's settings from: gate on's, or
-// else the first configuration's other than stock, or else stock's.
+// lead are the rounds a report takes the run's settings from, stock's last.
 func (r Result) lead() []Mode {
 	configs := r.configs()
 	for _, c := range append([]Config{GateOn}, configs...) {
@@ -463,23 +424,19 @@ func (r Result) lead() []Mode {
 	return r.Modes(configs[0])
 }
 
-// Markdown renders the comparison table of the configurations and the notes
-// of the node's kind.
+// Markdown renders the comparison table and the notes of the node's kind.
 func Markdown(r Result) string {
 	var b strings.Builder
 	kind, rows := reportOf(r), Rows(r)
 	kind.heading(&b, r)
 	table(&b, r, rows)
 	kind.notes(&b, r, rows)
-	// The last round of each configuration with the EventedVolumeManager
-	// gate on: the gate's loops.
 	for _, c := range r.configs() {
 		last := r.Modes(c)[len(r.Modes(c))-1]
 		if top := last.VolumeManagerTop; len(top) > 0 && c.Kubelet("").Gate(node.EventedVolumeManager) {
-			fs := make([]string, len(top))
-			for i, f := range top {
-				fs[i] = fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
-			}
+			fs := stringsOf(top, func(f node.FunctionCPU) string {
+				return fmt.Sprintf("%s %.3fs", strings.TrimPrefix(f.Function, "k8s.io/kubernetes/pkg/kubelet/volumemanager/"), f.CPU.Seconds())
+			})
 			fmt.Fprintf(&b, "\n%s, volume manager functions with the most CPU (last round): %s\n", capitalized(string(c)), strings.Join(fs, ", "))
 		}
 	}
@@ -527,8 +484,7 @@ func (Cluster) heading(b *strings.Builder, r Result) {
 		len(m.ConfigMapUpdate)+m.ConfigMapUpdateMissed, churnVerbosity)
 }
 
-// ratioConfigs are those of stock and gate off in configs that the tables
-// divide by gate on, if configs have it.
+// ratioConfigs are stock and gate off, of configs, if configs have gate on.
 func ratioConfigs(configs []Config) []Config {
 	if !slices.Contains(configs, GateOn) {
 		return nil
@@ -536,31 +492,20 @@ func ratioConfigs(configs []Config) []Config {
 	return slices.DeleteFunc([]Config{Stock, GateOff}, func(c Config) bool { return !slices.Contains(configs, c) })
 }
 
-// ratioName heads the column of c's ratio against gate on.
 func ratioName(c Config) string { return short(c) + "/on" }
 
-// table writes the comparison table: a column for each configuration, then
-// the ratios (ratioConfigs).
 func table(b *strings.Builder, r Result, rows []Row) {
 	configs, ratios := r.configs(), ratioConfigs(r.configs())
-	header := []string{"figure"}
-	for _, c := range configs {
-		header = append(header, string(c))
-	}
-	for _, c := range ratios {
-		header = append(header, ratioName(c))
-	}
+	header := slices.Concat([]string{"figure"}, stringsOf(configs, Config.String), stringsOf(ratios, ratioName))
 	fmt.Fprintf(b, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 	for _, row := range rows {
 		cells := []string{row.Figure}
 		for _, c := range configs {
-			s := row.Stat(c)
-			switch {
-			case math.IsNaN(s.Value) && row.offNote != "" && !c.Kubelet("").Gate(node.EventedVolumeManager):
-				cells = append(cells, row.offNote)
-			default:
-				cells = append(cells, reportOf(r).cell(s, row.Unit))
+			cell := reportOf(r).cell(row.Stat(c), row.Unit)
+			if math.IsNaN(row.Stat(c).Value) && row.offNote != "" && !c.Kubelet("").Gate(node.EventedVolumeManager) {
+				cell = row.offNote
 			}
+			cells = append(cells, cell)
 		}
 		for _, c := range ratios {
 			cells = append(cells, row.Ratio(c))
@@ -569,8 +514,6 @@ func table(b *strings.Builder, r Result, rows []Row) {
 	}
 }
 
-// notes say how the table reads, which rows stock and gate off differ on,
-// and the idle windows' kubelet CPU.
 func (Standalone) notes(b *strings.Builder, r Result, rows []Row) {
 	configs := r.configs()
 	if len(r.lead()) > 1 {
@@ -625,8 +568,7 @@ func (Standalone) notes(b *strings.Builder, r Result, rows []Row) {
 	gatesNote(b, r, " ("+node.VolumesInUseNodeStatusUpdate+" acts only with an API server, which a standalone node has not)")
 }
 
-// gatesNote says which gates the configurations beyond gate off and on
-// have, nodeStatusNote after those with VolumesInUseNodeStatusUpdate.
+// gatesNote says which gates the configurations beyond gate on have.
 func gatesNote(b *strings.Builder, r Result, nodeStatusNote string) {
 	var notes []string
 	for _, c := range r.configs() {
@@ -646,17 +588,10 @@ func gatesNote(b *strings.Builder, r Result, nodeStatusNote string) {
 	}
 }
 
-// notes give the idle windows' CPU, the config maps' and remounts' times
-// per round, and the kubelet's API requests.
 func (Cluster) notes(b *strings.Builder, r Result, _ []Row) {
 	configs := r.configs()
-	// each joins of's text of each configuration's rounds with " | ".
 	each := func(of func(modes []Mode) string) string {
-		s := make([]string, len(configs))
-		for i, c := range configs {
-			s[i] = of(r.Modes(c))
-		}
-		return strings.Join(s, " | ")
+		return strings.Join(stringsOf(configs, func(c Config) string { return of(r.Modes(c)) }), " | ")
 	}
 	all := func(of samples) string { return each(func(modes []Mode) string { return list(pooled(modes, of)) }) }
 	missed := func(of func(m Mode) int) string {
@@ -670,11 +605,7 @@ func (Cluster) notes(b *strings.Builder, r Result, _ []Row) {
 	}
 	p50s := func(scale float64, of func(Mode) []float64) string {
 		return each(func(modes []Mode) string {
-			xs := make([]float64, len(modes))
-			for i, m := range modes {
-				xs[i] = scale * bench.Median(of(m))
-			}
-			return list(xs)
+			return strings.Join(stringsOf(modes, func(m Mode) string { return fmt.Sprintf("%.2f", scale*bench.Median(of(m))) }), ", ")
 		})
 	}
 	names := join(configs, " | ")
@@ -695,26 +626,18 @@ func (Cluster) notes(b *strings.Builder, r Result, _ []Row) {
 			}
 		}
 		fmt.Fprintf(b, "\n|---|%s\n", strings.Repeat("---|", 3*len(configs)))
+		rate := func(x float64) string { return fmt.Sprintf("%.1f", x) }
 		for _, row := range rows {
-			fmt.Fprintf(b, "| %s |", row.Key)
+			cells := slices.Concat([]string{row.Key}, stringsOf(row.Idle, rate), stringsOf(row.Churn, rate))
 			for i := range configs {
-				fmt.Fprintf(b, " %.1f |", row.Idle[i])
+				cells = append(cells, fmt.Sprintf("%d / %d", row.IdleMax[i], row.ChurnMax[i]))
 			}
-			for i := range configs {
-				fmt.Fprintf(b, " %.1f |", row.Churn[i])
-			}
-			for i := range configs {
-				fmt.Fprintf(b, " %d / %d |", row.IdleMax[i], row.ChurnMax[i])
-			}
-			b.WriteString("\n")
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
 	gatesNote(b, r, "")
 }
 
-// phaseTable writes the single-pod deletion table, if r has phases: p50 and
-// p99 of the time from a pod's manifest removed to each phase, then from
-// termination complete to the last TearDown and to SyncTerminatedPod enter.
 func phaseTable(b *strings.Builder, r Result) {
 	if !slices.ContainsFunc(r.configs(), func(c Config) bool {
 		return slices.ContainsFunc(r.Modes(c), func(m Mode) bool { return len(m.DeletionPhases) > 0 })
@@ -742,12 +665,10 @@ func phaseTable(b *strings.Builder, r Result) {
 		"a pod whose log lacks a line is left out of that row. The last two rows are differences within each pod.\n\n")
 	configs := r.configs()
 	b.WriteString("| from manifest removed to |")
-	var names []string
 	for _, c := range configs {
-		names = append(names, short(c))
 		fmt.Fprintf(b, " %s p50 | %s p99 |", c, c)
 	}
-	fmt.Fprintf(b, " pods %s |\n|---|%s\n", strings.Join(names, " / "), strings.Repeat("---|", 2*len(configs)+1))
+	fmt.Fprintf(b, " pods %s |\n|---|%s\n", strings.Join(stringsOf(configs, short), " / "), strings.Repeat("---|", 2*len(configs)+1))
 	for _, row := range rows {
 		q := quantiles("", false, row.of)
 		var cells, pods []string
@@ -759,8 +680,6 @@ func phaseTable(b *strings.Builder, r Result) {
 	}
 }
 
-// statCell is s's value and, with two rounds or more, its extremes in
-// single rounds.
 func statCell(s Stat, unit string) string {
 	if math.IsNaN(s.Value) || s.Rounds < 2 {
 		return bench.Cell(s.Value, unit)
@@ -768,10 +687,7 @@ func statCell(s Stat, unit string) string {
 	return fmt.Sprintf("%s (%s–%s)", bench.Cell(s.Value, unit), bench.Number(s.Min), bench.Number(s.Max))
 }
 
-// short is c's name without "gate " before off and on.
-func short(c Config) string { return strings.TrimPrefix(string(c), "gate ") }
-
-// capitalized is s with a capital first letter.
+func short(c Config) string       { return strings.TrimPrefix(string(c), "gate ") }
 func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // prose joins words as a sentence lists them: "a", "a and b", "a, b and c".
@@ -782,21 +698,18 @@ func prose(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
-// join joins the configurations' names with sep.
-func join(cs []Config, sep string) string {
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = string(c)
-	}
-	return strings.Join(s, sep)
-}
-
-func list(xs []float64) string {
+func stringsOf[T any](xs []T, f func(T) string) []string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = fmt.Sprintf("%.2f", x)
+		s[i] = f(x)
 	}
-	return strings.Join(s, ", ")
+	return s
+}
+
+func join(cs []Config, sep string) string { return strings.Join(stringsOf(cs, Config.String), sep) }
+
+func list(xs []float64) string {
+	return strings.Join(stringsOf(xs, func(x float64) string { return fmt.Sprintf("%.2f", x) }), ", ")
 }
 
 func shortLoop(loop string) string {
@@ -811,12 +724,10 @@ func formatCounts[V int | float64](m map[string]V) string {
 	return strings.Join(parts, ", ")
 }
 
-// colors draw each configuration in every chart.
 var colors = map[Config]color.Color{Stock: bench.StockColor, GateOff: bench.OffColor, GateOn: bench.OnColor,
 	AllGates: bench.AllGatesColor, NodeStatusGate: bench.NodeStatusColor}
 
-// Charts writes the single pods' mount and unmount CDFs (on a cluster node
-// by kind of pod) as PNGs into dir and returns their names.
+// Charts writes the single pods' mount and unmount CDFs into dir.
 func Charts(r Result, dir string) ([]string, error) {
 	titles, mount, unmount := reportOf(r).charts(r)
 	files := []string{"mount-latency-cdf.png", "unmount-latency-cdf.png"}
@@ -851,7 +762,6 @@ func (Cluster) charts(r Result) (titles []string, mount, unmount []bench.Series)
 	return []string{"Cluster node: pod created through the API → all volumes mounted", "Cluster node: pod deleted through the API → all volumes unmounted"}, mount, unmount
 }
 
-// exitStepFigures break the exiting pods' row down by ExitSteps.
 func exitStepFigures() []figure {
 	var fs []figure
 	for _, step := range ExitSteps {
@@ -860,8 +770,6 @@ func exitStepFigures() []figure {
 	return fs
 }
 
-// crashLoopFigures are what the crash-looping pods cost, per minute of
-// their window: containers started, single-pod relists, kubelet CPU.
 func crashLoopFigures() []figure {
 	perMin := func(of func(c *CrashLoopCost) float64) func(modes []Mode) float64 {
 		return median(func(m Mode) []float64 {
@@ -881,22 +789,19 @@ func crashLoopFigures() []figure {
 	}
 }
 
-// Size is one node size of a scale run: its pods and its result.
+// Size is one node size of a scale run.
 type Size struct {
 	Pods   int
 	Result Result
 }
 
-// scaleFigures are the rows of the scale table: a figure's value at a size
-// in one configuration, NaN where nothing measured it.
 func scaleFigures(runtime string) []figure {
 	fs := []figure{
 		{name: "idle volume manager CPU (pprof)", unit: "CPU-s/min", value: median(vmCPU, 1)},
 		{name: "idle kubelet CPU (median of windows)", unit: "CPU-s/min", value: median(kubeletCPU, 1)},
 		{name: "idle " + runtime + " CPU (median of windows)", unit: "CPU-s/min", value: median(runtimeCPU, 1)},
 	}
-	// With the EventedVolumeManager gate off, upstream's loops count no
-	// passes: NaN.
+	// Gate off, upstream's loops count no passes: NaN.
 	for _, loop := range []string{loops[1], loops[0]} {
 		for _, kind := range []string{"full", "partial"} {
 			fs = append(fs, figure{name: fmt.Sprintf("idle %s %s passes", shortLoop(loop), kind), unit: "/min",
@@ -909,10 +814,7 @@ func scaleFigures(runtime string) []figure {
 		memoryFigures())
 }
 
-// ScaleMarkdown renders the scale table: every figure at every size, in a
-// column for each configuration any size ran ("—" at a size that did not),
-// then stock/on and off/on, then how the idle volume manager CPU grew
-// against the pods.
+// ScaleMarkdown renders the scale table of sizes and how the idle CPU grew.
 func ScaleMarkdown(sizes []Size) string {
 	sizes = slices.SortedFunc(slices.Values(sizes), func(a, b Size) int { return cmp.Compare(a.Pods, b.Pods) })
 	configs := slices.DeleteFunc(slices.Clone(Configs), func(c Config) bool {
@@ -936,26 +838,26 @@ func ScaleMarkdown(sizes []Size) string {
 	}
 	fmt.Fprintf(&b, "\nThe runtime's idle CPU per window (%s), to judge its spread:\n\n", join(configs, " | "))
 	for _, s := range sizes {
-		var windows []string
-		for _, c := range configs {
+		windows := stringsOf(configs, func(c Config) string {
 			if modes := s.Result.Modes(c); len(modes) > 0 {
-				windows = append(windows, list(pooled(modes, runtimeCPU)))
-			} else {
-				windows = append(windows, "—")
+				return list(pooled(modes, runtimeCPU))
 			}
-		}
+			return "—"
+		})
 		fmt.Fprintf(&b, "- %d pods: %s\n", s.Pods, strings.Join(windows, " | "))
 	}
 	return b.String()
 }
 
-// scaleRuns writes the scale table's heading and how each size ran.
 func scaleRuns(b *strings.Builder, sizes []Size, configs []Config) {
-	pods := make([]string, len(sizes))
-	for i, s := range sizes {
-		pods[i] = fmt.Sprint(s.Pods)
+	pods, what := stringsOf(sizes, func(s Size) string { return fmt.Sprint(s.Pods) }), join(configs, ", ")
+	switch {
+	case slices.Equal(configs, []Config{GateOff, GateOn}):
+		what = "gate off against gate on"
+	case slices.Equal(configs, []Config{Stock, GateOff, GateOn}):
+		what = "upstream's kubelet (stock) and the series with the gate off and on"
 	}
-	fmt.Fprintf(b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), scaleWhat(configs))
+	fmt.Fprintf(b, "### Real node at %s pods × 4 volumes, %s\n\n", strings.Join(pods, ", "), what)
 	for _, s := range sizes {
 		m := s.Result.lead()[0]
 		per := "per gate value"
@@ -967,17 +869,9 @@ func scaleRuns(b *strings.Builder, sizes []Size, configs []Config) {
 	}
 }
 
-// scaleTable writes the table of figures, each size's configurations and
-// ratios side by side.
 func scaleTable(b *strings.Builder, sizes []Size, configs []Config) {
 	ratios := ratioConfigs(configs)
-	var columns []string
-	for _, c := range configs {
-		columns = append(columns, short(c))
-	}
-	for _, c := range ratios {
-		columns = append(columns, ratioName(c))
-	}
+	columns := append(stringsOf(configs, short), stringsOf(ratios, ratioName)...)
 	b.WriteString("\n| figure |")
 	for _, s := range sizes {
 		for _, c := range columns {
@@ -1015,7 +909,6 @@ func scaleTable(b *strings.Builder, sizes []Size, configs []Config) {
 	}
 }
 
-// scaleGrowth writes how the idle CPU grew from the smallest size.
 func scaleGrowth(b *strings.Builder, sizes []Size, configs []Config) {
 	first := sizes[0]
 	b.WriteString("\nGrowth of the idle CPU from the smallest size, and in brackets per pod: the growth over the pod ratio (1.00x is linear in pods):\n\n| pods | pod ratio | process |")
@@ -1042,15 +935,4 @@ func scaleGrowth(b *strings.Builder, sizes []Size, configs []Config) {
 			b.WriteString("\n")
 		}
 	}
-}
-
-// scaleWhat names the configurations of a scale table in its heading.
-func scaleWhat(configs []Config) string {
-	switch {
-	case slices.Equal(configs, []Config{GateOff, GateOn}):
-		return "gate off against gate on"
-	case slices.Equal(configs, []Config{Stock, GateOff, GateOn}):
-		return "upstream's kubelet (stock) and the series with the gate off and on"
-	}
-	return join(configs, ", ")
 }

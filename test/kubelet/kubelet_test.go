@@ -14,9 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kubelet_test drives the kubelet binary built from the series. None
-// of these tests start a kubelet: each run stops at flag parsing or at
-// configuration validation, before the kubelet touches the host.
+// Package kubelet_test drives the series' kubelet, never past validation.
 package kubelet_test
 
 import (
@@ -34,12 +32,9 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// TestKubelet runs the kubelet ($EVM_KUBELET, or the one make builds; without
-// one the test skips, unless EVM_REQUIRE_BINARIES=1, which make test sets) and
-// matches what it prints. The gate is set from a KubeletConfiguration file and
-// from the command line; each configuration carries one invalid field, so the
-// kubelet fails at validation, after setting the gates and logging the
-// effective configuration. An unknown gate, the control, stops it earlier.
+// TestKubelet runs the kubelet and matches what it prints. Each configuration
+// carries one invalid field, so the kubelet fails at validation, after
+// setting the gates and logging the effective configuration.
 func TestKubelet(t *testing.T) {
 	bin := node.KubeletBinary(filepath.Join("..", "..", "_output"))
 	if _, err := os.Stat(bin); err != nil {

@@ -31,14 +31,11 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// mountID is the mount ID (/proc/self/mountinfo's first field) of the mount
-// at path, or "" if nothing is mounted there.
+// mountID is the mount ID of the mount at path, or "".
 func mountID(t *testing.T, path string) string {
 	t.Helper()
 	ids, err := node.MountIDs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return ids[path]
 }
 
@@ -56,15 +53,12 @@ func waitAPIPodRunning(t *testing.T, c *cluster.Cluster, name string) (cid, uid 
 	t.Helper()
 	cid = containerRunning(t, c.Node(), name)
 	uid, err := c.APIPodUID(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return cid, uid
 }
 
 // waitDetached waits until the kubelet has removed the directory of the
-// deleted API pod name, whose UID is uid, and its volume is detached; what
-// prefixes the failure.
+// deleted API pod name and its volume is detached; what prefixes the failure.
 func waitDetached(t *testing.T, c *cluster.Cluster, what, name, uid string) {
 	t.Helper()
 	eventually(t, 2*time.Minute, what+name+"'s directory is removed and its volume detached", func() (bool, error) {
@@ -76,11 +70,8 @@ func waitDetached(t *testing.T, c *cluster.Cluster, what, name, uid string) {
 // volumesAttached are the volumes the node's status lists as attached.
 func volumesAttached(t *testing.T, c *cluster.Cluster) []string {
 	t.Helper()
-	n := c.Node()
-	nodeObj, err := c.Client().CoreV1().Nodes().Get(t.Context(), n.Name(), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodeObj, err := c.Client().CoreV1().Nodes().Get(t.Context(), c.Node().Name(), metav1.GetOptions{})
+	must(t, err)
 	var names []string
 	for _, v := range nodeObj.Status.VolumesAttached {
 		names = append(names, string(v.Name))
@@ -88,18 +79,14 @@ func volumesAttached(t *testing.T, c *cluster.Cluster) []string {
 	return names
 }
 
-// TestClusterNode runs, with the gate off and on, a node as clusters run it:
-// an attach-required CSI volume is attached by the attach/detach controller
-// and the attacher, mounted, kept across a kubelet restart (reconstruction),
-// unmounted and detached; a configMap update reaches the pod's file; and,
-// with the gate on, a projected service-account token is rotated into the
-// pod's file.
+// TestClusterNode runs a cluster node, gate off and on: an attach-required
+// CSI volume is attached, mounted, kept across a kubelet restart, unmounted
+// and detached; a configMap update reaches the pod's file; and, gate on, a
+// projected service-account token is rotated into the pod's file.
 func TestClusterNode(t *testing.T) {
-	requireCluster(t)
+	require(t, "cluster")
 	for _, gate := range []bool{false, true} {
-		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) {
-			testClusterNode(t, gate)
-		})
+		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) { testClusterNode(t, gate) })
 	}
 }
 
@@ -107,10 +94,8 @@ func testClusterNode(t *testing.T, gate bool) {
 	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(gate) })
 	n := c.Node()
 	ctx := t.Context()
-
-	// A pod whose token expires in 10 minutes, the least the API allows:
-	// the kubelet renews it at 80 % of its life and writes it at the pod's
-	// next resync.
+	// A pod whose token expires in 10 minutes, the least the API allows: the
+	// kubelet renews it at 80 % of its life and writes it at the next resync.
 	rotate := gate && os.Getenv("EVM_TOKEN_ROTATION") != "false"
 	var tokenCID string
 	if rotate {
@@ -129,19 +114,17 @@ func testClusterNode(t *testing.T, gate bool) {
 	}
 	running := time.Since(start)
 	t.Logf("created → running %v; VolumeAttachment → attached %v", running, times.Attached.Sub(times.Created))
-	// Upstream mounts an attachable volume only after its periodic node
-	// status update (10s) has reported it in use; the gate reports it at
-	// once. The attach itself takes the 1s delay and the attach/detach
-	// controller's own wait, under a second here.
+	// Upstream mounts an attachable volume only once its periodic node status
+	// update (10s) has reported it in use; the gate reports it at once. The
+	// attach takes the 1s delay and the controller's wait, under a second.
 	if gate && running > 6*time.Second {
 		t.Errorf("gate on: the CSI pod ran %v after its creation, want the volume in use reported at once (well under 6s)", running)
 	}
 	if attached := volumesAttached(t, c); !slices.ContainsFunc(attached, func(v string) bool { return strings.Contains(v, "vol-csi") }) {
 		t.Errorf("the node's status lists %v as attached, want the CSI volume", attached)
 	}
-
-	// What the container sees: each volume, and the CSI volume is the
-	// driver's directory, bind-mounted.
+	// What the container sees in each volume; the CSI volume is the driver's
+	// directory, bind-mounted.
 	for _, c := range []struct{ cmd, want string }{
 		{"cat /etc/config/data", "v0"},
 		{"cat /etc/secret/data", "s0"},
@@ -164,25 +147,18 @@ func testClusterNode(t *testing.T, gate bool) {
 	if idBefore == "" {
 		t.Fatalf("nothing is mounted at the CSI volume's %s", mountDir)
 	}
-
-	// A configMap update reaches the pod's file: the kubelet writes it at
-	// the pod's periodic resync, within 60 to 90 s.
+	// The kubelet writes a configMap update at the pod's resync, in 60 to 90 s.
 	updated := time.Now()
-	if err := c.UpdateConfigMap(ctx, "csi", "v1"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, c.UpdateConfigMap(ctx, "csi", "v1"))
 	eventually(t, 3*time.Minute, "the configMap update reaches the pod", func() (bool, error) {
 		got, err := n.Exec(ctx, cid, "cat", "/etc/config/data")
 		return got == "v1", err
 	})
 	t.Logf("configMap updated → in the pod's file after %v", time.Since(updated).Round(time.Millisecond))
-
 	// A kubelet restart reconstructs the mounted volumes: no unmount and
 	// mount again, no container restart.
 	n.StopKubelet()
-	if err := n.StartKubelet(ctx); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.StartKubelet(ctx))
 	restarted := time.Now()
 	want := float64(cluster.APIPodVolumes(true))
 	if rotate {
@@ -199,11 +175,9 @@ func testClusterNode(t *testing.T, gate bool) {
 	if got, err := n.Exec(ctx, cid, "cat", "/csi/file"); err != nil || got != "through-csi" {
 		t.Errorf("the CSI volume after the restart: %q, %v", got, err)
 	}
-
 	if rotate {
-		// The restarted kubelet requested a new token and wrote it; that is
-		// no rotation. Take the token it wrote, and wait for the renewal
-		// after 80 % of its 600 s, written at the pod's next resync.
+		// The restarted kubelet wrote a new token, which is no rotation: wait
+		// for its renewal after 80 % of its 600 s.
 		var before string
 		eventually(t, 3*time.Minute, "the restarted kubelet writes the short-lived token", func() (bool, error) {
 			var err error
@@ -220,21 +194,18 @@ func testClusterNode(t *testing.T, gate bool) {
 		}
 		t.Logf("the 600 s token was rotated in the pod's file %v after it was written", time.Since(written).Round(time.Second))
 	}
-
 	// Deleting the pod unmounts the volume, and the attach/detach
 	// controller detaches it once the node no longer reports it in use.
 	deleted := time.Now()
-	if err := c.DeleteAPIPod(ctx, "csi"); err != nil {
-		t.Fatal(err)
-	}
+	must(t, c.DeleteAPIPod(ctx, "csi"))
 	waitDetached(t, c, "", "csi", uid)
 	if id := mountID(t, mountDir); id != "" {
 		t.Errorf("the CSI volume is still mounted at %s", mountDir)
 	}
 	detached := time.Since(deleted)
 	t.Logf("deleted → directory removed and volume detached after %v", detached.Round(time.Millisecond))
-	// Upstream detaches only after its next periodic node status update
-	// drops the volume from the volumes in use; the gate reports at once.
+	// Upstream detaches only after its next periodic node status update; the
+	// gate reports at once.
 	if gate && detached > 6*time.Second {
 		t.Errorf("gate on: the volume was detached %v after the pod's deletion, want the volumes in use reported at once (well under 6s)", detached)
 	}
@@ -251,35 +222,27 @@ func testClusterNode(t *testing.T, gate bool) {
 // request rates around the outage is measured.
 const outageWindow = 30 * time.Second
 
-// outageRates are the kubelet's API requests per second around an outage.
-// Before and after it they are the requests the API server received from
-// the kubelet, from its audit log (apiserver_request_total has no client
-// label); during it, when there is no API server to count them, the
-// attempts the kubelet's own client counted (rest_client_requests_total).
-// "After" is the window that starts at the first request the returned API
-// server received from the kubelet, so that its start-up is not in it.
-// peakAfter is the most requests the API server received from the kubelet
-// within any second after it returned.
+// outageRates are the kubelet's API requests per second around an outage:
+// before and after it, those in the API server's audit log
+// (apiserver_request_total has no client label), "after" from the first
+// request it received once back; during it, the kubelet's own attempts
+// (rest_client_requests_total). peakAfter is the busiest second after it.
 type outageRates struct {
 	before, during, after float64
 	peakAfter             int
 }
 
-// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, gate
-// off and on, right after CSI pods were created and others deleted. While it
-// is gone the kubelet must not spin, and when it returns it must not flood
-// it: with the gate on, the kubelet's request rate during and after the
-// outage and its busiest second after it stay within what upstream's
-// kubelet does (gate off) plus a margin. Every pod created mounts its
-// volume, every pod deleted has its directory removed and its volume
-// detached, and nothing is left mounted.
+// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, gate off
+// and on, right after CSI pods were created and others deleted. Gate on, the
+// kubelet's request rates during and after the outage, and its busiest
+// second after it, stay within upstream's (gate off) plus a margin. Every
+// pod created mounts its volume, every pod deleted has its directory removed
+// and its volume detached, and nothing is left mounted.
 func TestAPIOutage(t *testing.T) {
-	requireCluster(t)
+	require(t, "cluster")
 	rates := map[bool]outageRates{}
 	for _, gate := range []bool{false, true} {
-		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) {
-			rates[gate] = testAPIOutage(t, gate)
-		})
+		t.Run(fmt.Sprintf("gate=%t", gate), func(t *testing.T) { rates[gate] = testAPIOutage(t, gate) })
 	}
 	off, on := rates[false], rates[true]
 	if t.Failed() {
@@ -303,19 +266,15 @@ func testAPIOutage(t *testing.T, gate bool) outageRates {
 	attempts := func() float64 { return metrics(t, n).Sum("rest_client_requests_total") }
 	beforeFrom := time.Now()
 	time.Sleep(outageWindow)
-
 	// Work the API server's return must finish: two pods created and two
 	// deleted just before it goes.
 	created, deleted := []string{"new-0", "new-1"}, []string{"kept-0", "kept-1"}
 	for _, name := range created {
-		if _, err := c.CreateAPIPod(ctx, cluster.APIPod{Name: name, CSI: true}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := c.CreateAPIPod(ctx, cluster.APIPod{Name: name, CSI: true})
+		must(t, err)
 	}
 	for _, name := range deleted {
-		if err := c.DeleteAPIPod(ctx, name); err != nil {
-			t.Fatal(err)
-		}
+		must(t, c.DeleteAPIPod(ctx, name))
 	}
 	var r outageRates
 	a0 := attempts()
@@ -323,16 +282,11 @@ func testAPIOutage(t *testing.T, gate bool) outageRates {
 	time.Sleep(outageWindow)
 	r.during = (attempts() - a0) / outageWindow.Seconds()
 	back := time.Now()
-	if err := c.StartAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// kubeletRequests are the requests the API server received from the
-	// kubelet, all counted under one key.
+	must(t, c.StartAPIServer(ctx))
+	// kubeletRequests are the kubelet's requests, all counted under one key.
 	kubeletRequests := func() []cluster.APIRequest {
 		reqs, err := c.KubeletAPIRequests()
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		for i := range reqs {
 			reqs[i].Key = "all"
 		}
@@ -360,7 +314,6 @@ func testAPIOutage(t *testing.T, gate bool) outageRates {
 	r.peakAfter = after.MaxInSecond["all"]
 	t.Logf("the kubelet's API requests per second: %.2f received before the outage, %.2f attempted during it, %.2f received in the %v after it; at most %d received in any second after it",
 		r.before, r.during, r.after, outageWindow, r.peakAfter)
-
 	for _, name := range created {
 		cid, uid := waitAPIPodRunning(t, c, name)
 		uids[name] = uid
@@ -376,9 +329,7 @@ func testAPIOutage(t *testing.T, gate bool) outageRates {
 	gone(deleted...)
 	rest := []string{"kept-2", "kept-3", "new-0", "new-1"}
 	for _, name := range rest {
-		if err := c.DeleteAPIPod(ctx, name); err != nil {
-			t.Fatal(err)
-		}
+		must(t, c.DeleteAPIPod(ctx, name))
 	}
 	gone(rest...)
 	if left := node.MountsUnder(filepath.Join(n.KubeletRoot(), "pods"), filepath.Join(n.KubeletRoot(), "plugins", "kubernetes.io", "csi")); len(left) > 0 {

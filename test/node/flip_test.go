@@ -32,12 +32,15 @@ import (
 	"evented-volume-manager/pkg/node"
 )
 
-// flipPods is how many pods run through the gate flips.
-const flipPods = 32
+const (
+	// flipPods is how many pods run through the gate flips.
+	flipPods = 32
+	// flipMetric is the kubelet's feature-gate metric: 1 when the gate is on.
+	flipMetric = "kubernetes_feature_enabled"
+)
 
-// flipPod is what a running pod's volumes and container must keep across a
-// kubelet restart: its container, the mount ID of each of its volume
-// mounts, and the inode of its directory and of each volume's directory.
+// flipPod is what a running pod must keep across a kubelet restart: its
+// container, its volumes' mount IDs, and its directories' inodes.
 type flipPod struct {
 	name, podName, uid string
 	container          node.Container
@@ -45,13 +48,9 @@ type flipPod struct {
 	inodes             map[string]uint64 // directory -> inode
 }
 
-// flipMetric is the kubelet's feature-gate metric: 1 when the gate is on.
-const flipMetric = "kubernetes_feature_enabled"
-
-// A flip restarts the kubelet: with the gate set to gate, and with
-// upstream's kubelet (make kubelet-stock) if stock says so, the gate then
-// off; restartRuntime restarts the container runtime while the kubelet is
-// down.
+// A flip restarts the kubelet with the gate set to gate, or upstream's
+// kubelet (make kubelet-stock) if stock is set, restarting the container
+// runtime while the kubelet is down if restartRuntime is.
 type flip struct {
 	gate, stock, restartRuntime bool
 }
@@ -67,24 +66,20 @@ func (f flip) String() string {
 	return s
 }
 
-// TestGateFlip turns the EventedVolumeManager gate on and off again on a
-// node with running pods, as an operator rolls it out and back: with 32
-// pods × 4 volumes running, the kubelet is restarted from gate off to on,
-// on to off, and then off to on and on to off again with the container
-// runtime restarted while the kubelet is down. runFlips says what each
-// flip must keep.
+// TestGateFlip turns the gate on and off on a node with running pods, as an
+// operator rolls it out and back: off to on, on to off, and both again with
+// the runtime restarted while the kubelet is down (runFlips).
 func TestGateFlip(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	n := startNode(t, func(o *node.Options) { o.Kubelet = seriesKubelet(false) })
 	runFlips(t, n, []flip{{gate: true}, {gate: false}, {gate: true, restartRuntime: true}, {gate: false, restartRuntime: true}})
 }
 
 // TestBinarySwap swaps the kubelet's binary on a node with running pods, as
-// an operator upgrades to the series and rolls back: from upstream's
-// v1.37.0 kubelet to the series' with the gate on, and back to upstream's.
-// runFlips says what each swap must keep.
+// an operator upgrades and rolls back: from upstream's kubelet to the
+// series' with the gate on, and back (runFlips).
 func TestBinarySwap(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	stock := filepath.Join(outDir(t), "bin", "kubelet-stock")
 	if _, err := os.Stat(stock); err != nil {
 		t.Fatalf("upstream's kubelet is missing (%v): make kubelet-stock builds it", err)
@@ -93,55 +88,45 @@ func TestBinarySwap(t *testing.T) {
 	runFlips(t, n, []flip{{gate: true}, {stock: true}})
 }
 
-// runFlips starts 32 pods × 4 volumes on n and restarts the kubelet as each
-// flip says. After each flip no volume was unmounted and mounted again (the
-// mount table's IDs are unchanged), no container restarted, no pod or
-// volume directory was removed and made again, emptyDir data is kept, the
-// metrics say which mode the kubelet is in, and a pod added and a pod
-// deleted after the flip mount and clean up. It reports how long the
-// kubelet took from its start to every running pod's volumes being in its
-// actual state of world (reconstruction), gate off against on.
+// runFlips starts flipPods pods on n and restarts the kubelet as each flip
+// says. After each no volume was mounted again (same mount IDs), no container
+// restarted, no directory was made again, emptyDir data is kept, the metrics
+// say which mode the kubelet is in, and a pod added and one deleted after it
+// mount and clean up. It logs the reconstruction's times, gate off and on.
 func runFlips(t *testing.T, n *node.Node, flips []flip) {
 	t.Helper()
 	pods := map[string]*flipPod{}
 	for i := range flipPods {
 		name := fmt.Sprintf("flip-%02d", i)
-		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)))
 		pods[name] = &flipPod{name: name, podName: n.PodName(name)}
 	}
 	waitFlipPods(t, n, pods)
 	for _, p := range pods {
-		if _, err := n.Exec(t.Context(), p.container.ID, "sh", "-c", "echo before-flips > /data/marker"); err != nil {
-			t.Fatal(err)
-		}
+		_, err := n.Exec(t.Context(), p.container.ID, "sh", "-c", "echo before-flips > /data/marker")
+		must(t, err)
 	}
 	checkMode(t, n, false)
-
 	reconstructed := map[bool][]time.Duration{}
 	for i, f := range flips {
 		what := fmt.Sprintf("flip %d (%s)", i+1, f)
 		before := snapshotFlipPods(t, n, pods)
 		took := flipGate(t, n, what, f, len(pods)*node.VolumesPerPod)
 		reconstructed[f.gate] = append(reconstructed[f.gate], took)
-		after := snapshotFlipPods(t, n, pods)
-		compareFlipPods(t, what, before, after)
+		compareFlipPods(t, what, before, snapshotFlipPods(t, n, pods))
 		for _, p := range pods {
 			if got, err := n.Exec(t.Context(), p.container.ID, "cat", "/data/marker"); err != nil || got != "before-flips" {
 				t.Errorf("%s: %s's emptyDir lost its data: %q, %v", what, p.podName, got, err)
 			}
 		}
-
 		// A pod added after the flip gets its volumes; a pod deleted after
-		// it has its volumes unmounted and its directory removed.
+		// it has its volumes unmounted and its directory removed (removePod
+		// waits for it, which the kubelet removes only once they are).
 		name := fmt.Sprintf("after-flip-%d", i+1)
 		podName, cid := addPod(t, n, name, nil)
 		uid := checkVolumes(t, n, podName, cid)
 		removePod(t, n, name, uid)
 		gone := slices.Sorted(maps.Keys(pods))[0]
-		// removePod waits for the pod's directory to be removed, which
-		// the kubelet does only once its volumes are unmounted.
 		removePod(t, n, gone, pods[gone].uid)
 		delete(pods, gone)
 		if _, err := n.Exec(t.Context(), pods[slices.Sorted(maps.Keys(pods))[0]].container.ID, "true"); err != nil {
@@ -155,9 +140,9 @@ func runFlips(t *testing.T, n *node.Node, flips []flip) {
 	}
 }
 
-// flipGate restarts the kubelet as f says, and waits until the volume manager's actual state of world, rebuilt from disk,
-// holds every running pod's volumes (volumes in all), as its desired state
-// does. It returns the time from the kubelet's start until then.
+// flipGate restarts the kubelet as f says and waits until its actual state
+// of world, rebuilt from disk, holds all volumes, as its desired state does.
+// It returns the time from the kubelet's start until then.
 func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time.Duration {
 	t.Helper()
 	n.StopKubelet()
@@ -165,31 +150,20 @@ func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time
 	if f.stock {
 		k = node.StockKubelet("", false) // make kubelet-stock's
 	}
-	if err := n.SetKubelet(k); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.SetKubelet(k))
 	if f.restartRuntime {
-		if err := n.KillRuntime(); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.StartRuntime(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.KillRuntime())
+		must(t, n.StartRuntime(t.Context()))
 	}
-	// Upstream's reconstruction rebuilds every volume with a directory
-	// under a pod's volumes directory (a hostPath volume has none). It is
-	// counted from the kubelet's log (V(2)): the volume manager registers
-	// reconstruct_volume_operations_total only after it starts the
-	// reconciler, so the metric can miss the reconstruction at start.
+	// Upstream's reconstruction rebuilds every volume with a directory under
+	// a pod's volumes directory (a hostPath volume has none), counted from the
+	// log: reconstruct_volume_operations_total, registered only once the
+	// reconciler starts, can miss it.
 	onDisk, err := filepath.Glob(filepath.Join(n.KubeletRoot(), "pods", "*", "volumes", "*", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	reconstructed, failed := kubeletLogCount(t, n, reconstructedLine), kubeletLogCount(t, n, reconstructionFailedLine)
 	started := time.Now()
-	if err := n.StartKubelet(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.StartKubelet(t.Context()))
 	want := float64(volumes)
 	waitVolumesMatch(t, n, 2*time.Minute, what+": every running pod's volumes are in the actual state of world", want)
 	took := time.Since(started)
@@ -197,8 +171,6 @@ func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time
 	failed = kubeletLogCount(t, n, reconstructionFailedLine) - failed
 	t.Logf("%s: every running pod's %v volumes mounted %v after the kubelet started; %d volumes reconstructed from disk, %d failed",
 		what, want, took.Round(time.Millisecond), reconstructed, failed)
-	// The restarted kubelet rebuilt what is mounted from disk: upstream's
-	// reconstruction ran, for every volume on disk, with no error.
 	if reconstructed != len(onDisk) || failed != 0 {
 		t.Errorf("%s: the restarted kubelet reconstructed %d volumes from disk and failed %d, want the %d there and none",
 			what, reconstructed, failed, len(onDisk))
@@ -217,7 +189,7 @@ func flipGate(t *testing.T, n *node.Node, what string, f flip, volumes int) time
 	return took
 }
 
-// The kubelet's log lines, at V(2) and V(0), for each volume that upstream's
+// The kubelet's log lines, at V(2) and V(0), for each volume upstream's
 // reconstruction added to the actual state of world, or could not.
 const (
 	reconstructedLine        = "Volume is marked as uncertain and added into the actual state"
@@ -228,9 +200,7 @@ const (
 func kubeletLogCount(t *testing.T, n *node.Node, substr string) int {
 	t.Helper()
 	lines, err := kubeletlog.Lines(n.KubeletLog(), substr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return len(lines)
 }
 
@@ -242,7 +212,7 @@ func onOff(gate bool) string {
 }
 
 // waitFlipPods waits until every pod's container runs and its volumes are
-// in place, and records its UID.
+// in place, and records its container and UID.
 func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
 	t.Helper()
 	var cs map[string]node.Container
@@ -264,15 +234,12 @@ func waitFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) {
 	}
 }
 
-// snapshotFlipPods records, for every pod, its running container, the
-// mount IDs under its directory and the inodes of its directory and its
-// volumes' directories.
+// snapshotFlipPods records every pod's running container, the mount IDs
+// under its directory and the inodes of its directory and volumes'.
 func snapshotFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) map[string]flipPod {
 	t.Helper()
 	cs, err := n.RunningContainers(t.Context(), "bb")
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	snap := map[string]flipPod{}
 	for name, p := range pods {
 		s := flipPod{name: name, podName: p.podName, uid: p.uid, container: cs[p.podName], inodes: map[string]uint64{}}
@@ -281,8 +248,7 @@ func snapshotFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) map[
 			t.Fatal(err)
 		}
 		vs, _ := filepath.Glob(filepath.Join(dir, "volumes", "*", "*"))
-		dirs := append([]string{dir}, vs...)
-		for _, d := range dirs {
+		for _, d := range append([]string{dir}, vs...) {
 			var st syscall.Stat_t
 			if err := syscall.Stat(d, &st); err != nil {
 				t.Errorf("%s: %v", p.podName, err)
@@ -295,8 +261,7 @@ func snapshotFlipPods(t *testing.T, n *node.Node, pods map[string]*flipPod) map[
 	return snap
 }
 
-// compareFlipPods fails the test for every pod whose container, mounts or
-// directories changed between before and after.
+// compareFlipPods fails the test for every pod whose container, mounts or directories changed.
 func compareFlipPods(t *testing.T, what string, before, after map[string]flipPod) {
 	t.Helper()
 	mounts := 0
@@ -305,8 +270,7 @@ func compareFlipPods(t *testing.T, what string, before, after map[string]flipPod
 		if a.container.ID != b.container.ID || a.container.Attempt != b.container.Attempt {
 			t.Errorf("%s: %s's container is %+v, was %+v: it restarted", what, b.podName, a.container, b.container)
 		}
-		// A PodManifest pod has two downwardAPI volumes, each a tmpfs; an
-		// APIPod more.
+		// A PodManifest pod has two downwardAPI volumes, each a tmpfs; an APIPod more.
 		if len(b.mounts) < 2 {
 			t.Errorf("%s: %s had %d volume mounts before the flip, want at least 2: %v", what, b.podName, len(b.mounts), b.mounts)
 		}
@@ -325,9 +289,8 @@ func compareFlipPods(t *testing.T, what string, before, after map[string]flipPod
 }
 
 // checkMode checks that the kubelet's metrics say which mode it runs in:
-// the feature-gate metric, and with the gate on the loops' iterations and,
-// where the runtime streams events, a connected event stream; with it off,
-// no evented metric at all.
+// the gate's metric, and with the gate on the loops' iterations and a
+// connected event stream if the runtime streams; with it off, neither.
 func checkMode(t *testing.T, n *node.Node, gate bool) {
 	t.Helper()
 	m := metrics(t, n)
@@ -339,11 +302,10 @@ func checkMode(t *testing.T, n *node.Node, gate bool) {
 		t.Errorf("%s{name=\"EventedVolumeManager\"} is %v, want %v", flipMetric, got, want)
 	}
 	if !gate {
-		// Gate off, the series registers none of its metrics.
 		if m.Has("volume_manager_loop_iterations_total") {
 			t.Errorf("gate off: the evented loops' metrics are registered (%v iterations)", m.Sum("volume_manager_loop_iterations_total"))
 		}
-		// Nor does it run EventedPLEG's watcher (EventedPLEG is off).
+		// Nor does EventedPLEG's watcher run (EventedPLEG is off).
 		if got := m.Sum(streamConnections) + m.Sum(streamFailures); got != 0 {
 			t.Errorf("gate off: EventedPLEG's watcher tried %v CRI event streams, want none", got)
 		}
@@ -357,27 +319,21 @@ func checkMode(t *testing.T, n *node.Node, gate bool) {
 			return metrics(t, n).Sum(streamConnections) >= 1, nil
 		})
 	}
-	m = metrics(t, n)
-	t.Logf("gate on: loop iterations by trigger %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
+	t.Logf("gate on: loop iterations by trigger %v", metrics(t, n).ByLabel("volume_manager_loop_iterations_total", "trigger"))
 }
 
-// clusterFlipPods is how many API pods, each with an attach-required CSI
-// volume, run through the cluster node's gate flips.
-const clusterFlipPods = 4
-
 // TestClusterGateFlip flips the gate on a cluster node, off to on and back,
-// with API pods running whose CSI volumes the attach/detach controller
-// attached. Besides what TestGateFlip checks after each flip, no volume is
-// detached: the node's status still lists every running pod's volume as
-// attached and the attacher saw no detach. A pod created after the flip
-// gets its volume attached and mounted, and a pod deleted after it has its
-// volume unmounted and detached.
+// with 4 API pods running whose CSI volumes were attached. Besides what
+// TestGateFlip checks, no volume is detached: the node's status lists every
+// running pod's volume as attached and the attacher saw no detach. A pod
+// created after the flip gets its volume attached and mounted, and a pod
+// deleted after it has its volume unmounted and detached.
 func TestClusterGateFlip(t *testing.T) {
-	requireCluster(t)
+	require(t, "cluster")
 	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(false) })
 	n := c.Node()
 	pods := map[string]*flipPod{}
-	for i := range clusterFlipPods {
+	for i := range 4 {
 		name := fmt.Sprintf("flip-%d", i)
 		cid, uid := apiPodRunning(t, c, cluster.APIPod{Name: name, CSI: true})
 		pods[name] = &flipPod{name: name, podName: name, uid: uid, container: node.Container{ID: cid}}
@@ -401,10 +357,6 @@ func TestClusterGateFlip(t *testing.T) {
 				t.Errorf("%s: %s's CSI volume: %q, %v", what, name, got, err)
 			}
 		}
-
-		// A pod created after the flip gets its volume attached and
-		// mounted; a pod deleted after it has its volume unmounted and
-		// detached.
 		added := fmt.Sprintf("after-%d", i+1)
 		cid, _ := apiPodRunning(t, c, cluster.APIPod{Name: added, CSI: true})
 		if got, err := n.Exec(t.Context(), cid, "sh", "-c", "echo new > /csi/file && cat /csi/file"); err != nil || got != "new" {
@@ -412,12 +364,8 @@ func TestClusterGateFlip(t *testing.T) {
 		}
 		for _, name := range []string{added, slices.Sorted(maps.Keys(pods))[0]} {
 			uid, err := c.APIPodUID(t.Context(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.DeleteAPIPod(t.Context(), name); err != nil {
-				t.Fatal(err)
-			}
+			must(t, err)
+			must(t, c.DeleteAPIPod(t.Context(), name))
 			waitDetached(t, c, what+": ", name, uid)
 			delete(pods, name)
 		}

@@ -15,22 +15,16 @@ limitations under the License.
 */
 
 // Package node_test runs the patched kubelet on a real node through
-// pkg/node: containerd and runc, or CRI-O, conmon and runc. The tests need
-// root and the binaries from make and make node-deps, and run only when
-// EVM_NODE asks for them:
-//
-//	EVM_NODE=smoke  TestNodeSmoke only (make test, as root)
-//	EVM_NODE=full   every test here (make node-test)
-//
-// NODE_RUNTIME=containerd|crio picks the runtime (containerd by default), and
-// NODE_CRIO_POD_EVENTS=false turns CRI-O's container events off.
-//
-// Each test starts its own node, with the EventedVolumeManager gate on
-// unless it flips the gate (flip_test.go), and checks, when it stops, that
-// the host is as it was.
+// pkg/node. The tests need root and the binaries from make and make
+// node-deps, and run only when EVM_NODE asks for them (require): smoke (make
+// test, as root), full (make node-test) or cluster (make node-test-cluster).
+// NODE_RUNTIME=containerd|crio picks the runtime, and
+// NODE_CRIO_POD_EVENTS=false turns CRI-O's container events off. Each test
+// starts its own node and checks, when it stops, that the host is as it was.
 package node_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -58,57 +52,44 @@ func TestMain(m *testing.M) {
 
 // outDir is the project's build output, _output.
 func outDir(t *testing.T) string {
-	t.Helper()
 	out, err := filepath.Abs(filepath.Join("..", "..", "_output"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	return out
 }
 
-// require skips the test unless EVM_NODE selects it, and fails it if the
-// node cannot run here although it was asked for.
-func require(t *testing.T, smoke bool) {
+// must fails the test at once on an error.
+func must(t *testing.T, err error) {
 	t.Helper()
-	switch mode := os.Getenv("EVM_NODE"); {
-	case mode == "full":
-	case mode == "smoke" && smoke:
-	case mode == "smoke":
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// require skips the test unless EVM_NODE selects its mode (full also runs
+// smoke), and fails it if the node cannot run here although it was asked for.
+func require(t *testing.T, mode string) {
+	t.Helper()
+	switch env := os.Getenv("EVM_NODE"); {
+	case mode == "cluster" && env != "cluster":
+		t.Skip("cluster-node test: make node-test-cluster runs it (EVM_NODE=cluster)")
+	case mode == "cluster", env == "full", env == "smoke" && mode == "smoke":
+	case env == "smoke":
 		t.Skip("EVM_NODE=smoke runs TestNodeSmoke only; make node-test runs this (EVM_NODE=full)")
 	default:
 		t.Skip("real-node test: make node-test runs it (EVM_NODE=full), and make test runs the smoke test as root (EVM_NODE=smoke)")
 	}
-	preflight(t)
-}
-
-// requireCluster skips the test unless EVM_NODE=cluster (make
-// node-test-cluster) asks for it, and fails it if a cluster node cannot run
-// here although it was asked for.
-func requireCluster(t *testing.T) {
-	t.Helper()
-	if os.Getenv("EVM_NODE") != "cluster" {
-		t.Skip("cluster-node test: make node-test-cluster runs it (EVM_NODE=cluster)")
-	}
-	preflight(t)
-	if err := cluster.Preflight(outDir(t)); err != nil {
-		t.Fatalf("EVM_NODE=cluster, but %v", err)
-	}
-}
-
-// preflight fails the test if the node EVM_NODE asks for cannot run here.
-func preflight(t *testing.T) {
-	t.Helper()
 	rt, err := node.RuntimeFromEnv()
-	if err != nil {
-		t.Fatal(err)
+	must(t, err)
+	err = node.Preflight(outDir(t), rt)
+	if mode == "cluster" {
+		err = cmp.Or(err, cluster.Preflight(outDir(t)))
 	}
-	if err := node.Preflight(outDir(t), rt); err != nil {
+	if err != nil {
 		t.Fatalf("EVM_NODE=%s, but %v", os.Getenv("EVM_NODE"), err)
 	}
 }
 
-// startNode starts a node with the gate on and stops it when the test ends,
-// checking then that the host is as it was.
+// startNode starts a node, the gate on unless options say otherwise, until the test ends.
 func startNode(t *testing.T, options ...func(*node.Options)) *node.Node {
 	t.Helper()
 	n := startRuntime(t, options...)
@@ -125,8 +106,7 @@ func seriesKubelet(gate bool) node.Kubelet {
 	return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: gate})
 }
 
-// startCluster starts a cluster node (pkg/cluster) with the gate on and
-// stops it when the test ends, as startNode does.
+// startCluster starts a cluster node (pkg/cluster) as startNode does.
 func startCluster(t *testing.T, options ...func(*node.Options)) *cluster.Cluster {
 	t.Helper()
 	n := startRuntime(t, options...)
@@ -139,8 +119,7 @@ func startCluster(t *testing.T, options ...func(*node.Options)) *cluster.Cluster
 	return c
 }
 
-// startRuntime starts a node's runtime, without a kubelet, for startNode
-// and startCluster.
+// startRuntime starts a node's runtime, without a kubelet.
 func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 	t.Helper()
 	out := outDir(t)
@@ -148,9 +127,7 @@ func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	rt, err := node.RuntimeFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	o := node.Options{
 		Out:     out,
 		Work:    filepath.Join(out, "node", strings.ReplaceAll(t.Name(), "/", "_")),
@@ -173,9 +150,7 @@ func startRuntime(t *testing.T, options ...func(*node.Options)) *node.Node {
 			t.Errorf("the host is not as it was: %v", err)
 		}
 	})
-	if err := os.WriteFile(filepath.Join(n.HostPathDir(), "greeting"), []byte("from-the-host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.WriteFile(filepath.Join(n.HostPathDir(), "greeting"), []byte("from-the-host\n"), 0o644))
 	return n
 }
 
@@ -199,18 +174,14 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
-// addPod adds a PodManifest pod and waits until its container runs. It
-// returns the pod's kubelet name and its container's ID.
+// addPod adds a PodManifest pod, waits until it runs, and returns its name and container's ID.
 func addPod(t *testing.T, n *node.Node, name string, annotations map[string]string) (string, string) {
 	t.Helper()
-	if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), annotations)); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.AddPod(name, node.PodManifest(name, n.HostPathDir(), annotations)))
 	return n.PodName(name), containerRunning(t, n, n.PodName(name))
 }
 
-// containerRunning waits until the container of the pod the kubelet calls
-// podName runs, and returns its ID.
+// containerRunning waits until podName's container runs, and returns its ID.
 func containerRunning(t *testing.T, n *node.Node, podName string) string {
 	t.Helper()
 	var cid string
@@ -254,18 +225,14 @@ func checkVolumes(t *testing.T, n *node.Node, podName, cid string) string {
 	return uid
 }
 
-// removePod deletes a pod and waits until the kubelet has removed its
-// directory, volumes included.
+// removePod deletes a pod and waits until the kubelet has removed its directory.
 func removePod(t *testing.T, n *node.Node, name, uid string) {
 	t.Helper()
-	if err := n.RemovePod(name); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.RemovePod(name))
 	waitRemoved(t, n, time.Minute, n.PodName(name)+"'s directory is removed", uid)
 }
 
-// waitRemoved waits until the kubelet has removed the directories of the
-// pods with uids.
+// waitRemoved waits until the kubelet has removed the pods' directories.
 func waitRemoved(t *testing.T, n *node.Node, timeout time.Duration, what string, uids ...string) {
 	t.Helper()
 	eventually(t, timeout, what, func() (bool, error) {
@@ -279,7 +246,7 @@ func waitRemoved(t *testing.T, n *node.Node, timeout time.Duration, what string,
 }
 
 // waitVolumeWaits waits until the kubelet has logged the end of each pod's
-// mount wait, if mount is set, and of its unmount wait, if unmount is.
+// mount wait if mount is set, and of its unmount wait if unmount is.
 func waitVolumeWaits(t *testing.T, n *node.Node, timeout time.Duration, what string, mount, unmount bool, podNames ...string) kubeletlog.VolumeWaits {
 	t.Helper()
 	var waits kubeletlog.VolumeWaits
@@ -301,9 +268,8 @@ func waitVolumeWaits(t *testing.T, n *node.Node, timeout time.Duration, what str
 	return waits
 }
 
-// waitVolumesMatch waits until the volume manager's actual state of world,
-// rebuilt from disk after a kubelet restart, holds want volumes, as its
-// desired state does.
+// waitVolumesMatch waits until the volume manager's actual and desired
+// states of world both hold want volumes.
 func waitVolumesMatch(t *testing.T, n *node.Node, timeout time.Duration, what string, want float64) {
 	t.Helper()
 	eventually(t, timeout, what, func() (bool, error) {
@@ -326,15 +292,12 @@ func metrics(t *testing.T, n *node.Node) node.Metrics {
 	return m
 }
 
-// checkKEPMetrics checks that the series' metrics in m, a scrape of the
-// kubelet's /metrics with the gate on, are kep.yaml's metrics and KEP.md's
-// metrics table, with the table's types and labels.
+// checkKEPMetrics checks that the series' metrics in m, a scrape with the
+// gate on, are kep.yaml's and KEP.md's table's, with its types and labels.
 func checkKEPMetrics(t *testing.T, m node.Metrics) {
 	t.Helper()
 	sets, table, err := kep.Documented(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	exposed, unseen, err := kep.Exposed(m, table)
 	if err != nil {
 		t.Error(err)
@@ -351,11 +314,10 @@ func checkKEPMetrics(t *testing.T, m node.Metrics) {
 // TestNodeSmoke runs one pod with emptyDir, hostPath and downwardAPI volumes
 // and deletes it.
 func TestNodeSmoke(t *testing.T) {
-	require(t, true)
+	require(t, "smoke")
 	n := startNode(t)
 	podName, cid := addPod(t, n, "smoke", nil)
 	uid := checkVolumes(t, n, podName, cid)
-
 	waitForStream(t, n)
 	m := metrics(t, n)
 	checkKEPMetrics(t, m)
@@ -364,7 +326,6 @@ func TestNodeSmoke(t *testing.T) {
 		t.Errorf("no loop iteration was woken by an event: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
 	}
 	t.Logf("loop iterations by trigger: %v", m.ByLabel("volume_manager_loop_iterations_total", "trigger"))
-
 	removePod(t, n, "smoke", uid)
 	// The pod worker's WaitForUnmount and the housekeeping that removes the
 	// pod's directory run independently: wait for the log line too.
@@ -372,16 +333,14 @@ func TestNodeSmoke(t *testing.T) {
 	t.Logf("volume-ready wait %v, unmount wait %v", waits.Mount["default/"+podName], waits.Unmount["default/"+podName])
 }
 
-// The metrics of EventedPLEG's watcher, which the gate runs: the kubelet's
-// only CRI container event stream.
+// The metrics of EventedPLEG's watcher, the kubelet's CRI event stream.
 const (
 	streamConnections = "kubelet_evented_pleg_connection_success_count"
 	streamFailures    = "kubelet_evented_pleg_connection_error_count"
 )
 
-// waitForStream waits until EventedPLEG's watcher has connected its CRI
-// container event stream. On a runtime without events it checks instead
-// that the watcher tried and does not retry in a busy loop.
+// waitForStream waits until EventedPLEG's watcher has connected its event
+// stream or, on a runtime without events, tried.
 func waitForStream(t *testing.T, n *node.Node) {
 	t.Helper()
 	metric, what := streamConnections, "the runtime event stream is connected"
@@ -394,31 +353,26 @@ func waitForStream(t *testing.T, n *node.Node) {
 }
 
 // TestRuntimeRestarts SIGKILLs the container runtime ten times, 6 to 9 s
-// apart, with EventedVolumeManager on. Each time a pod is added during the
-// outage; when the runtime answers again EventedPLEG's watcher, which the
-// gate runs, has its CRI event stream back within its reconnect backoff,
-// and the pod gets its volumes within the fallback period's cap. Afterwards
-// a container that exits on its own gets its pod relisted at once, through
-// the stream. On a runtime without events the pods still get their volumes
-// within the cap, and the stream is retried at its slow period only.
+// apart, gate on, adding a pod during each outage: when the runtime answers
+// again EventedPLEG's watcher has its CRI event stream back within its
+// reconnect backoff, and the pod gets its volumes within the fallback cap.
+// Then a container that exits on its own gets its pod relisted at once
+// through the stream. Without events the stream is retried slowly only.
 func TestRuntimeRestarts(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	started := time.Now()
 	n := startNode(t)
 	survivor, survivorCID := addPod(t, n, "survivor", nil)
 	waitForStream(t, n)
 	streams := n.StreamsEvents()
 
-	const restarts = 10
 	const (
+		restarts    = 10
 		fallbackCap = time.Second
-		// The watcher retries on its backoff, 100 ms doubling with up to 20%
-		// jitter: its attempts come about 0.1, 0.3, 0.7, 1.5, 3.1 and 6.3 s
-		// (up to 7.6 s) after the kill. The runtime answers 2 to 4 s after
-		// it, so the attempt after that comes up to about 4.5 s later; a
-		// runtime slower to start, after the 6.3 s attempt, waits for the
-		// next one, up to 15 s after the kill. 8 s with slack for the first
-		// case; the distribution is logged.
+		// The watcher's attempts come about 0.1, 0.3, 0.7, 1.5, 3.1 and 6.3 s
+		// (up to 7.6 s with jitter) after the kill, and the runtime answers 2
+		// to 4 s after it: the next attempt comes up to about 4.5 s later
+		// (after a slower start, up to 15 s after the kill). 8 s with slack.
 		backWithin = 8 * time.Second
 	)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -426,27 +380,20 @@ func TestRuntimeRestarts(t *testing.T) {
 	for i := 1; i <= restarts; i++ {
 		cycle := time.Now()
 		spacing := 6*time.Second + time.Duration(rng.Int64N(int64(3*time.Second)))
-		// A reconnect shows as the stream's failures rising, then its
-		// connections. Without events the stream is retried only every 30 s.
+		// A reconnect shows as the stream's failures rising, then its connections.
 		before := metrics(t, n)
 		failures, connections := before.Sum(streamFailures), before.Sum(streamConnections)
-		if err := n.KillRuntime(); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.KillRuntime())
 		if streams {
 			eventually(t, 30*time.Second, "the kubelet sees the event stream drop", func() (bool, error) {
 				return metrics(t, n).Sum(streamFailures) > failures, nil
 			})
 		}
 		name := fmt.Sprintf("outage-%d", i)
-		if err := n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.AddPod(name, node.PodManifest(name, n.HostPathDir(), nil)))
 		time.Sleep(2 * time.Second) // the outage: the pod is added while the runtime is down
 		// StartRuntime returns once the runtime answers on its socket.
-		if err := n.StartRuntime(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.StartRuntime(t.Context()))
 		answered := time.Now()
 		var back time.Duration
 		if streams {
@@ -462,9 +409,7 @@ func TestRuntimeRestarts(t *testing.T) {
 		podName := n.PodName(name)
 		checkVolumes(t, n, podName, containerRunning(t, n, podName))
 		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
-		if err != nil {
-			t.Fatal(err)
-		}
+		must(t, err)
 		wait, ok := waits.Mount["default/"+podName]
 		if !ok {
 			t.Fatalf("the kubelet log has no mount wait for %s", podName)
@@ -506,11 +451,9 @@ func TestRuntimeRestarts(t *testing.T) {
 	checkExitRelisted(t, n, m.Sum("kubelet_pleg_pod_relist_duration_seconds"))
 }
 
-// checkTimerOnly checks a node whose runtime streams no events: since since,
-// the watcher retried the stream on its backoff (100 ms doubling to a 30 s
-// cap: 9 attempts in the first 51 s, then one every 30 s), not in a busy
-// loop. (A runtime that accepts the stream and closes it at once, as CRI-O
-// with pod events off does, counts a connection each time.)
+// checkTimerOnly checks that, on a runtime without events, the watcher
+// retried the stream since since on its backoff (100 ms doubling to 30 s: 9
+// attempts in the first 51 s, then one every 30 s), not in a busy loop.
 func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 	t.Helper()
 	attempts := metrics(t, n).Sum(streamFailures)
@@ -521,17 +464,12 @@ func checkTimerOnly(t *testing.T, n *node.Node, since time.Time) {
 }
 
 // checkExitRelisted checks that a container that exits on its own gets its
-// pod relisted at once through the stream, beyond podRelists relists: the
-// watcher logs the request at --v=4 with the pod's UID.
+// pod relisted at once through the stream (logged at --v=4), beyond podRelists.
 func checkExitRelisted(t *testing.T, n *node.Node, podRelists float64) {
 	t.Helper()
-	if err := n.SetVerbosity(t.Context(), 4); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.SetVerbosity(t.Context(), 4))
 	const exits = "exits"
-	if err := n.AddPod(exits, node.ExitingPodManifest(exits, n.HostPathDir(), 3*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	must(t, n.AddPod(exits, node.ExitingPodManifest(exits, n.HostPathDir(), 3*time.Second)))
 	exitsName := n.PodName(exits)
 	var uid string
 	eventually(t, 2*time.Minute, exitsName+" is known to the kubelet", func() (bool, error) {
@@ -546,12 +484,11 @@ func checkExitRelisted(t *testing.T, n *node.Node, podRelists float64) {
 	})
 }
 
-// TestKubeletRestartReconstructs restarts the kubelet with pods running, and
-// one pod deleted while it was down. The kubelet must rebuild its view of
-// what is mounted from disk: the running pods keep their volumes and data,
-// and the deleted pod's volumes are unmounted and removed.
+// TestKubeletRestartReconstructs restarts the kubelet with pods running and
+// one deleted while it was down: the kubelet rebuilds what is mounted from
+// disk, the running pods keep their volumes and data, the deleted one's go.
 func TestKubeletRestartReconstructs(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	n := startNode(t)
 	type pod struct{ name, podName, cid, uid string }
 	var pods []pod
@@ -559,18 +496,11 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 		podName, cid := addPod(t, n, name, nil)
 		pods = append(pods, pod{name, podName, cid, checkVolumes(t, n, podName, cid)})
 	}
-	if _, err := n.Exec(t.Context(), pods[0].cid, "sh", "-c", "echo before-restart > /data/marker"); err != nil {
-		t.Fatal(err)
-	}
-
+	_, err := n.Exec(t.Context(), pods[0].cid, "sh", "-c", "echo before-restart > /data/marker")
+	must(t, err)
 	n.StopKubelet()
-	if err := n.RemovePod("gone"); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.StartKubelet(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-
+	must(t, n.RemovePod("gone"))
+	must(t, n.StartKubelet(t.Context()))
 	waitRemoved(t, n, 2*time.Minute, "the pod deleted while the kubelet was down has its directory removed", pods[2].uid)
 	for _, p := range pods[:2] {
 		if cid, err := n.RunningContainer(t.Context(), p.podName, "bb"); err != nil || cid != p.cid {
@@ -587,45 +517,36 @@ func TestKubeletRestartReconstructs(t *testing.T) {
 	removePod(t, n, pods[1].name, pods[1].uid)
 }
 
-// TestChurnFlood adds 100 pods at once and then deletes them all at once: a
-// flood of container starts and stops on the runtime's event stream.
-// churnFlood says what must hold.
+// TestChurnFlood adds 100 pods at once and then deletes them all at once, a
+// flood of events on the runtime's stream, as churnFlood says.
 func TestChurnFlood(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	churnFlood(t, startNode(t), 100, 0)
 }
 
-// TestChurnWithExits runs 250 pods, maxPods raised: 125 that run until their
-// manifests are removed, all at once, and 125 with restartPolicy Never whose
-// containers exit on their own 30 to 90 s after they start, beside those
-// deletions. churnFlood says what must hold.
+// TestChurnWithExits runs 125 pods deleted at once beside 125 whose
+// containers exit on their own 30 to 90 s after they start (churnFlood).
 func TestChurnWithExits(t *testing.T) {
-	require(t, false)
+	require(t, "full")
 	churnFlood(t, startNode(t, func(o *node.Options) { o.MaxPods = 260 }), 125, 125)
 }
 
 // churnFlood adds pods pods and exiting exiting pods at once, waits until
-// the pods run, and deletes them all at once; then it deletes the exiting
-// pods too. No mount or unmount may be lost: every pod's volume wait ends,
-// every pod's volumes are unmounted and its directory removed, and nothing
-// stays mounted under the kubelet's pods. On CRI-O the events it dropped, if
-// any, are read from its own metric.
+// they run, deletes the first all at once, then the exiting ones. No mount
+// or unmount may be lost: every pod's volume waits end, its directory is
+// removed, and nothing stays mounted under the kubelet's pods.
 func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 	t.Helper()
 	waitForStream(t, n)
 	names, exits := make([]string, pods), make([]string, exiting)
 	for i := range names {
 		names[i] = fmt.Sprintf("flood-%03d", i)
-		if err := n.AddPod(names[i], node.PodManifest(names[i], n.HostPathDir(), nil)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.AddPod(names[i], node.PodManifest(names[i], n.HostPathDir(), nil)))
 	}
 	for i := range exits {
 		exits[i] = fmt.Sprintf("exit-%03d", i)
 		after := 30*time.Second + time.Duration(i)*time.Minute/time.Duration(exiting)
-		if err := n.AddPod(exits[i], node.ExitingPodManifest(exits[i], n.HostPathDir(), after)); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.AddPod(exits[i], node.ExitingPodManifest(exits[i], n.HostPathDir(), after)))
 	}
 	added := time.Now()
 	uids := map[string]string{}
@@ -658,9 +579,7 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 	waitVolumeWaits(t, n, time.Minute, "every flood pod's volume wait ends", true, false, floodPods...)
 
 	for _, name := range names {
-		if err := n.RemovePod(name); err != nil {
-			t.Fatal(err)
-		}
+		must(t, n.RemovePod(name))
 	}
 	removed := time.Now()
 	waitRemoved(t, n, 10*time.Minute, "every flood pod's directory is removed", floodUIDs...)
@@ -678,9 +597,7 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 		})
 		t.Logf("%d exiting pods' volumes unmounted, %v after the first manifest was written", exiting, time.Since(added).Round(time.Second))
 		for _, name := range exits {
-			if err := n.RemovePod(name); err != nil {
-				t.Fatal(err)
-			}
+			must(t, n.RemovePod(name))
 		}
 		waitRemoved(t, n, 5*time.Minute, "every exited pod's directory is removed", exitUIDs...)
 		floodPods = append(floodPods, exitPods...)
@@ -694,9 +611,7 @@ func churnFlood(t *testing.T, n *node.Node, pods, exiting int) {
 	m := metrics(t, n)
 	t.Logf("event stream connections %v, failures %v", m.Sum(streamConnections), m.Sum(streamFailures))
 	dropped, counted, err := n.RuntimeDroppedEvents(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(t, err)
 	if counted && n.StreamsEvents() {
 		t.Logf("%s dropped %v container events", n.RuntimeLabel(), dropped)
 	}

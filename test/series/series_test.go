@@ -15,9 +15,7 @@ limitations under the License.
 */
 
 // Package series checks that the patches in patches/ keep the rules that
-// make them reviewable upstream: upstream-style subjects, a body that says
-// why, no machine-specific paths in anything a patch adds, and the gate
-// declared by the first patch that names it. hack/verify.sh runs it.
+// make them reviewable upstream. hack/verify.sh runs it.
 package series
 
 import (
@@ -35,8 +33,7 @@ import (
 	"testing"
 )
 
-// readSeries reads every patch in patches/ at the root of the project, in
-// name order (Glob sorts), which is the order git am applies them in.
+// readSeries reads the patches in patches/, in name order, as git am does.
 func readSeries(t *testing.T) []*patch {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join("..", "..", "patches", "*.patch"))
@@ -58,21 +55,17 @@ func readSeries(t *testing.T) []*patch {
 	return patches
 }
 
-// machinePaths are paths that exist only on the machine running the test.
-func machinePaths(t *testing.T) []string {
+func TestSeriesFollowsTheRules(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Paths that exist only on the machine running the test.
 	paths := []string{root, os.Getenv("HOME"), os.Getenv("GOPATH")}
 	if out, err := exec.Command("go", "env", "GOMODCACHE", "GOPATH", "GOCACHE").Output(); err == nil {
 		paths = append(paths, strings.Split(strings.TrimSpace(string(out)), "\n")...)
 	}
-	return paths
-}
-
-func TestSeriesFollowsTheRules(t *testing.T) {
-	patterns := forbidden(machinePaths(t)...)
+	patterns := forbidden(paths...)
 	for _, p := range readSeries(t) {
 		for _, problem := range check(p, patterns) {
 			t.Error(problem)
@@ -80,9 +73,7 @@ func TestSeriesFollowsTheRules(t *testing.T) {
 	}
 }
 
-// TestSeriesDeclaresTheGateFirst checks that the gate every evented patch
-// relies on is declared by the first patch that names it: gate-independent
-// groundwork may come before it, but nothing before it mentions the gate.
+// TestSeriesDeclaresTheGateFirst checks that the first patch naming the gate declares it.
 func TestSeriesDeclaresTheGateFirst(t *testing.T) {
 	adds := func(p *patch, match func(string) bool) bool {
 		return slices.ContainsFunc(p.Added, func(l addedLine) bool { return match(l.Text) })
@@ -106,28 +97,22 @@ func TestSeriesDeclaresTheGateFirst(t *testing.T) {
 	}
 }
 
-// addedLine is a line that a patch adds (Text, without the leading '+') to
-// File, or to the commit message if File is "", at its 1-based Number in
-// the patch file.
+// addedLine is a line a patch adds to File, or to the commit message if "".
 type addedLine struct {
 	File   string
 	Number int
 	Text   string
 }
 
-// patch is one git format-patch file: its file Name, its From: (Author) and
-// Subject: headers (without the "[PATCH ...]" prefix), the commit message's
-// Body after the subject, the Files it changes (on the b/ side), and the
-// lines it Added, the commit message's included.
+// patch is one git format-patch file; Added includes the commit message's lines.
 type patch struct {
 	Name, Author, Subject, Body string
 	Files                       []string
 	Added                       []addedLine
 }
 
-// parse reads one git format-patch file, name, whose content is text: the
-// mbox line "From <commit> <date>", the headers up to the first empty line,
-// then the commit message and the diffs.
+// parse reads one git format-patch file: the headers, the commit message up
+// to the "---" line that starts the diffstat (or the first diff), the diffs.
 func parse(name, text string) (*patch, error) {
 	lines := strings.Split(text, "\n")
 	end := slices.Index(lines, "")
@@ -144,19 +129,11 @@ func parse(name, text string) (*patch, error) {
 		return nil, fmt.Errorf("%s: not a git format-patch file: no From: or Subject: header (%v)", name, err)
 	}
 	if _, rest, ok := strings.Cut(p.Subject, "]"); ok && strings.HasPrefix(p.Subject, "[") {
-		p.Subject = strings.TrimSpace(rest) // drop "[PATCH ...]"
+		p.Subject = strings.TrimSpace(rest)
 	}
-	p.parseMessageAndDiffs(lines, end+1)
-	return p, nil
-}
-
-// parseMessageAndDiffs reads the lines from start on: the commit message,
-// which runs to the "---" line that starts the diffstat or to the first
-// diff, then the diffs, in which only lines inside hunks are added lines.
-func (p *patch) parseMessageAndDiffs(lines []string, start int) {
 	var body []string
 	file, inMessage, inHunk := "", true, false
-	for i := start; i < len(lines); i++ {
+	for i := end + 1; i < len(lines); i++ {
 		line := lines[i]
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
@@ -178,19 +155,15 @@ func (p *patch) parseMessageAndDiffs(lines []string, start int) {
 		}
 	}
 	p.Body = strings.TrimSpace(strings.Join(body, "\n"))
+	return p, nil
 }
 
-// maxSubjectLength bounds a subject's length.
 const maxSubjectLength = 76
 
-// subjectRE is the upstream style "area: what the change does", where area
-// names one or more components ("kubelet", "volumemanager/reconciler").
+// subjectRE is the upstream style "area: what the change does".
 var subjectRE = regexp.MustCompile(`^[A-Za-z0-9_.\-/]+(, ?[A-Za-z0-9_.\-/]+)*: [a-zA-Z0-9]`)
 
-// forbidden returns the patterns that no added line and no commit message
-// may match, each with what it names: paths that only exist on a
-// developer's machine, among them each of paths (for example the checkout's
-// own directory, $HOME or GOMODCACHE; relative ones and "/" are ignored).
+// forbidden returns the patterns of machine-specific paths, paths' among them.
 func forbidden(paths ...string) map[*regexp.Regexp]string {
 	patterns := map[*regexp.Regexp]string{
 		regexp.MustCompile(`(^|[^A-Za-z0-9_.~-])/(home|Users)/[A-Za-z0-9_.-]+/`): "a home directory",
@@ -207,9 +180,7 @@ func forbidden(paths ...string) map[*regexp.Regexp]string {
 	return patterns
 }
 
-// check returns every rule p breaks, each as "patch: what" or, for a line,
-// "patch:line: what": an upstream-style subject, a body that says why, and
-// no added line that one of patterns matches.
+// check returns every rule p breaks, as "patch: what" or "patch:line: what".
 func check(p *patch, patterns map[*regexp.Regexp]string) []string {
 	var problems []string
 	add := func(line int, format string, args ...any) {
@@ -298,8 +269,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestCheck replaces old with new in samplePatch, then %s with an ordinary
-// path, and checks the patch, forbidding paths too.
+// TestCheck replaces old with new in samplePatch and checks it.
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new string

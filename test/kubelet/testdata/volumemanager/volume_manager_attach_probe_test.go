@@ -34,17 +34,12 @@ import (
 
 var attachProbeRounds = flag.Int("attach-probe-rounds", 5, "rounds of TestControllerAttachLatencySideBySide")
 
-// nodeStatusUpdatePeriod is the kubelet's default nodeStatusUpdateFrequency:
-// how long a volume waiting for the next node status update would take.
+// nodeStatusUpdatePeriod is the kubelet's default nodeStatusUpdateFrequency.
 const nodeStatusUpdatePeriod = 10 * time.Second
 
-// TestControllerAttachLatencySideBySide measures, on the real clock, how
-// long after the attach/detach controller lists a volume in the node's
-// status the volume manager has it mounted (the pod added and the volume in
-// use 2s before): polling (gate off), and the gate on with and without the
-// node informer's wake. Every round must mount it after the attach and
-// within nodeStatusUpdatePeriod, and with the wake no slower than polling
-// (p50). About 8 s per round; make bench runs it.
+// TestControllerAttachLatencySideBySide measures how long after the attach
+// the volume manager mounts a volume, gate off and on, with and without the
+// node informer's wake, which must be no slower than polling (p50).
 func TestControllerAttachLatencySideBySide(t *testing.T) {
 	rounds := *attachProbeRounds
 	if rounds < 1 {
@@ -69,8 +64,6 @@ func TestControllerAttachLatencySideBySide(t *testing.T) {
 	}
 }
 
-// probeControllerAttach runs one volume manager on the real clock and
-// returns the time from the attach landing to the volume mounted.
 func probeControllerAttach(t *testing.T, gate, informer bool) time.Duration {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EventedVolumeManager, gate)
 	h := newAttachHarnessOn(t, clock.RealClock{})
@@ -81,7 +74,6 @@ func probeControllerAttach(t *testing.T, gate, informer bool) time.Duration {
 		h.vm.Run(ctx, config.NewSourcesReady(func(sets.Set[string]) bool { return true }))
 	}()
 	defer func() { cancel(); <-done }()
-
 	h.podManager.AddPod(h.pod)
 	h.wakeups.NotifyPods(h.pod.UID)
 	// The kubelet's node status sync reports the volume in use once the

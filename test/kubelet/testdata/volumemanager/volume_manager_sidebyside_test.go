@@ -56,9 +56,7 @@ import (
 	"k8s.io/mount-utils"
 )
 
-// The side-by-side benchmark's workload, which make bench sets. Without
-// -side-by-side-out TestVolumeManagerSideBySide is skipped: it takes
-// minutes, and it measures rather than asserts.
+// The workload, which make bench sets; without -side-by-side-out it is skipped.
 var (
 	sideBySideOut     = flag.String("side-by-side-out", "", "where TestVolumeManagerSideBySide writes its JSON results; empty skips it")
 	sideBySidePods    = flag.Int("side-by-side-pods", 110, "pods running through the idle window")
@@ -66,10 +64,8 @@ var (
 	sideBySideIdle    = flag.Duration("side-by-side-idle", 30*time.Second, "the idle window")
 )
 
-// The rest of the workload: single pods added one at a time (and later
-// removed) singleGap apart, then slowGap apart (a quieter node), a burst of
-// pods added at once, and every running pod resynced every resyncInterval to
-// 1.5 resyncInterval, as the pod workers do.
+// The rest of the workload: single pods added (and later removed) singleGap
+// apart, then slowGap apart, a burst of pods, and the resyncs' period.
 const (
 	singlePods     = 30
 	singleGap      = 500 * time.Millisecond
@@ -79,8 +75,7 @@ const (
 	resyncInterval = time.Minute
 )
 
-// SideBySideMode is the result for one gate value, latencies in seconds.
-// cmd/bench-report in the project's root module reads its JSON.
+// SideBySideMode is the result for one gate value, read by cmd/bench-report.
 type SideBySideMode struct {
 	Gate                 bool      `json:"gate"`
 	Pods                 int       `json:"pods"`
@@ -97,15 +92,11 @@ type SideBySideMode struct {
 	Unmount              []float64 `json:"unmount"`
 	ResyncSeconds        float64   `json:"resyncSeconds"`
 	Resyncs              int64     `json:"resyncs"` // in the idle window
-	// IdlePasses counts the idle window's passes by "loop/kind" (full,
-	// partial, skipped) from the gate's metrics; nil with the gate off.
+	// IdlePasses counts the idle window's passes by "loop/kind"; gate on only.
 	IdlePasses map[string]float64 `json:"idlePasses,omitempty"`
 }
 
-// TestVolumeManagerSideBySide measures a real volume manager (real emptyDir,
-// hostPath, downwardAPI and projected plugins, a fake mounter) with the gate
-// off and then on: idle iterations and CPU, WaitForAttachAndMount latency for
-// single pods and a burst, and WaitForUnmount latency. make bench runs it.
+// TestVolumeManagerSideBySide measures a volume manager, gate off and on.
 func TestVolumeManagerSideBySide(t *testing.T) {
 	if *sideBySideOut == "" {
 		t.Skip("set -side-by-side-out to run it; make bench does")
@@ -138,8 +129,7 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// countingPodManager counts GetPods calls: the populator makes one per
-// iteration, gate off or on.
+// countingPodManager counts GetPods calls: one per populator iteration.
 type countingPodManager struct {
 	kubepod.Manager
 	calls atomic.Int64
@@ -183,7 +173,6 @@ func sideBySidePod(name string, volumes int, hostDir string) *v1.Pod {
 	return pod
 }
 
-// runSideBySide runs the workload on a volume manager and measures it.
 func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 	r := SideBySideMode{Gate: gate, Pods: *sideBySidePods, Volumes: *sideBySideVolumes, GapSeconds: singleGap.Seconds(),
 		SlowSeconds: slowGap.Seconds(), ResyncSeconds: resyncInterval.Seconds()}
@@ -204,8 +193,7 @@ func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 		&record.FakeRecorder{}, volumetest.NewBlockVolumePathHandler(), nil, 0).(*volumeManager)
 	wakeups := WakeupsOf(vm) // nil, which does nothing, with the gate off
 
-	// The same reconciler NewVolumeManager builds, with its readiness check
-	// counted: the reconciler calls it once per iteration, gate off or on.
+	// NewVolumeManager's reconciler, counting its once-per-iteration check.
 	var reconcilerIterations atomic.Int64
 	populatorReady := vm.desiredStateOfWorldPopulator.HasAddedPods
 	vm.reconciler = reconciler.NewReconciler(nil, true, reconcilerLoopSleepPeriod, waitForAttachTimeout, testHostname,
@@ -230,8 +218,7 @@ func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 		}
 		return pods
 	}
-	// mountPods adds pods as the kubelet's sync loop does and returns, for each,
-	// the time from the add until its WaitForAttachAndMount returned.
+	// mountPods adds pods and returns, for each, its WaitForAttachAndMount time.
 	mountPods := func(pods ...*v1.Pod) []float64 {
 		start := time.Now()
 		for _, pod := range pods {
@@ -284,8 +271,7 @@ func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 		r.IdlePasses[key] = v - passesBefore[key]
 	}
 
-	// Single pods as a pod worker sees them, then on a quieter node, then a
-	// burst.
+	// Single pods, then on a quieter node, then a burst.
 	singles := slices.Concat(newPods("single", singlePods), newPods("slow", slowPods))
 	for i, pod := range singles {
 		gap, latencies := singleGap, &r.MountSingle
@@ -299,8 +285,7 @@ func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 	time.Sleep(singleGap)
 	r.MountBurst = mountPods(burst...)
 
-	// Unmount, one at a time: the pod is removed and its pod worker finishes
-	// terminating it, then SyncTerminatedPod waits for the unmount.
+	// Unmount one at a time, as SyncTerminatedPod waits for it.
 	for _, pod := range singles {
 		time.Sleep(singleGap)
 		start := time.Now()
@@ -315,9 +300,8 @@ func runSideBySide(t *testing.T, gate bool) SideBySideMode {
 	return r
 }
 
-// resyncPods does what the pod workers do until ctx is done: it syncs
-// (resync) each pod every resyncInterval to 1.5 resyncInterval, first at a
-// random point of its first interval, and waits for the resyncs it started.
+// resyncPods resyncs each pod every resyncInterval to 1.5 resyncInterval,
+// first at a random point, until ctx is done, as the pod workers do.
 func resyncPods(ctx context.Context, pods []*v1.Pod, resync func(*v1.Pod)) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -344,8 +328,7 @@ func resyncPods(ctx context.Context, pods []*v1.Pod, resync func(*v1.Pod)) {
 	}
 }
 
-// loopPasses reads the loops' passes by loop and kind ("loop/kind") from
-// the gate's metrics; nil with the gate off.
+// loopPasses reads the loops' passes by "loop/kind" from the gate's metrics.
 func loopPasses(t *testing.T, gate bool) map[string]float64 {
 	if !gate {
 		return nil
