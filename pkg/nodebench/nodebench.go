@@ -193,6 +193,7 @@ type Mode struct {
 	Mount           []float64 `json:"mount,omitempty"`
 	Unmount         []float64 `json:"unmount,omitempty"`
 	MountEndToEnd   []float64 `json:"mountEndToEnd,omitempty"`
+	SetUpToMounted  []float64 `json:"setUpToMounted,omitempty"`
 	UnmountEndToEnd []float64 `json:"unmountEndToEnd,omitempty"`
 	ChurnVerbosity  int       `json:"churnVerbosity,omitempty"`
 	// DeletionPhases are by kubeletlog.DeletionPhase Key.
@@ -796,6 +797,9 @@ func (s singlePods) waits(n *node.Node, idle []string, m *Mode) error {
 		if d, ok := waits.Mount[key(name)]; ok {
 			m.Mount = append(m.Mount, d.Seconds())
 			m.MountEndToEnd = append(m.MountEndToEnd, waits.MountedAt[key(name)].Sub(s.addedAt[i]).Seconds())
+			if d, ok := waits.LastSetUp[key(name)]; ok {
+				m.SetUpToMounted = append(m.SetUpToMounted, d.Seconds())
+			}
 		}
 	}
 	return nil

@@ -222,6 +222,7 @@ func (Standalone) figures(r Result) []figure {
 	fs = slices.Concat(fs,
 		quantiles(fmt.Sprintf("volume-ready wait, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.Mount }),
 		quantiles(fmt.Sprintf("manifest written → volumes ready, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.MountEndToEnd }),
+		quantiles(fmt.Sprintf("last volume set up → wait ends, single pods %gs apart", gap), true, func(m Mode) []float64 { return m.SetUpToMounted }),
 		quantiles(fmt.Sprintf("unmount wait, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.Unmount }),
 		quantiles(fmt.Sprintf("manifest removed → volumes unmounted, single pods %gs apart", gap), false, func(m Mode) []float64 { return m.UnmountEndToEnd }),
 		quantiles(fmt.Sprintf("volume-ready wait, %d pods at once", pods), false, func(m Mode) []float64 { return m.BurstMount }),
