@@ -98,6 +98,7 @@ func checkRows(t *testing.T, rows []Row, wants []rowWant) {
 func TestRows(t *testing.T) {
 	off, on := configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
 	off.ExitUnmount, on.ExitUnmount = []float64{0.5, 0.75}, []float64{0.125, 0.25}
+	off.SetUpToMounted, on.SetUpToMounted = []float64{0.1}, []float64{0.0002}
 	off.KubeletRSSMiB, on.KubeletRSSMiB = []float64{100, 130, 101}, []float64{99, 100}
 	off.KubeletLiveHeapMiB, on.KubeletLiveHeapMiB = []float64{30}, []float64{28}
 	off.KubeletAnonMiB, on.KubeletAnonMiB = []float64{60}, []float64{54}
@@ -114,6 +115,7 @@ func TestRows(t *testing.T) {
 		{"volume manager share of kubelet CPU (pprof)", 25, 12.5, "2.0x"},
 		{"idle reconciler iterations", math.NaN(), 120, "n/a"}, // 360 in each round of 3 windows of 60 s
 		{"volume-ready wait, single pods 1s apart p50", 300, 20, "15.0x"},
+		{"last volume set up → wait ends, single pods 1s apart p50", 100, 0.2, "500.0x"},
 		// 30 CPU-s over 60 s of deletions is 30 CPU-s/min with the gate off.
 		{"kubelet CPU while single pods are deleted, 1s apart (median of rounds)", 30, 15, "2.0x"},
 		{"containerd CPU while single pods are added, 1s apart (median of rounds)", 6, 6, "1.0x"},
@@ -131,7 +133,7 @@ func TestRows(t *testing.T) {
 	}
 	off, on = configMode(GateOff, 5, []float64{0.3, 0.3, 0.301}, 1), configMode(GateOn, 4, []float64{0.01, 0.02, 0.1}, 0.5)
 	for _, r := range Rows(Result{Off: []Mode{off}, On: []Mode{on}}) {
-		for _, optional := range []string{"container exited", "passes", "kubelet RSS", "heap", "exit step", "crash-looping"} {
+		for _, optional := range []string{"container exited", "passes", "kubelet RSS", "heap", "exit step", "crash-looping", "set up"} {
 			if strings.Contains(r.Figure, optional) {
 				t.Errorf("a row %q that no configuration measured", r.Figure)
 			}
