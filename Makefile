@@ -73,7 +73,7 @@ cluster-deps: assemble
 node-bench-cluster: kubelet node-deps cluster-deps
 	@hack/node-bench-cluster.sh
 
-## node-test-cluster: the real-node tests on a cluster node, gate off and on: CSI attach, reconstruction, detach, gate flips, a 30 s API server outage (root; EVM_TOKEN_ROTATION=false skips the token rotation's 9 minutes)
+## node-test-cluster: the real-node tests on a cluster node, every gate off and on: CSI attach, reconstruction, detach, gate flips, a 30 s API server outage (root; EVM_TOKEN_ROTATION=false skips the token rotation's 9 minutes)
 node-test-cluster: kubelet node-deps cluster-deps
 	@EVM_NODE=cluster hack/node-test.sh
 

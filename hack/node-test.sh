@@ -14,7 +14,7 @@
 #   EVM_NODE=smoke  the smoke pod only (make node-smoke, and make test as root)
 #   EVM_NODE=cluster  the cluster-node tests (make node-test-cluster): etcd,
 #                   kube-apiserver, kube-controller-manager, the CSI driver and
-#                   attacher; gate off, then on. EVM_TOKEN_ROTATION=false skips
+#                   attacher; every gate off, then on. EVM_TOKEN_ROTATION=false skips
 #                   the wait for a 600 s token's rotation (about 9 minutes),
 #                   the gate flipped off, on and off with CSI volumes
 #                   attached (TestClusterGateFlip), and kube-apiserver

@@ -79,7 +79,7 @@ func volumesAttached(t *testing.T, c *cluster.Cluster) []string {
 	return names
 }
 
-// TestClusterNode runs a cluster node, gate off and on: an attach-required
+// TestClusterNode runs a cluster node, every gate off and on: an attach-required
 // CSI volume is attached, mounted, kept across a kubelet restart, unmounted
 // and detached; a configMap update reaches the pod's file; and, gate on, a
 // projected service-account token is rotated into the pod's file.
@@ -90,8 +90,14 @@ func TestClusterNode(t *testing.T) {
 	}
 }
 
+// allGates is the series' kubelet with every gate of the stack on, or off: a
+// cluster node's checks of the volumes in use need VolumesInUseNodeStatusUpdate.
+func allGates(on bool) node.Kubelet {
+	return node.SeriesKubelet("", map[string]bool{node.EventedVolumeManager: on, node.RelistOnPodTermination: on, node.VolumesInUseNodeStatusUpdate: on})
+}
+
 func testClusterNode(t *testing.T, gate bool) {
-	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(gate) })
+	c := startCluster(t, func(o *node.Options) { o.Kubelet = allGates(gate) })
 	n := c.Node()
 	ctx := t.Context()
 	// A pod whose token expires in 10 minutes, the least the API allows: the
@@ -232,8 +238,8 @@ type outageRates struct {
 	peakAfter             int
 }
 
-// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, gate off
-// and on, right after CSI pods were created and others deleted. Gate on, the
+// TestAPIOutage stops kube-apiserver for 30 s on a cluster node, every gate
+// off and on, right after CSI pods were created and others deleted. Gate on, the
 // kubelet's request rates during and after the outage, and its busiest
 // second after it, stay within upstream's (gate off) plus a margin. Every
 // pod created mounts its volume, every pod deleted has its directory removed
@@ -255,7 +261,7 @@ func TestAPIOutage(t *testing.T) {
 }
 
 func testAPIOutage(t *testing.T, gate bool) outageRates {
-	c := startCluster(t, func(o *node.Options) { o.Kubelet = seriesKubelet(gate) })
+	c := startCluster(t, func(o *node.Options) { o.Kubelet = allGates(gate) })
 	n := c.Node()
 	ctx := t.Context()
 	uids := map[string]string{}
