@@ -36,7 +36,7 @@ verify: assemble
 test: kubelet
 	@hack/test.sh
 
-## rebase-check: apply the series with git am -3 to v1.38.0-alpha.0 (or REBASE_VERSION), report per patch, build the kubelet
+## rebase-check: apply the series with git am -3 to v1.38.0-alpha.0 (or REBASE_VERSION), report per patch, build the kubelet, test the changed packages with the gates declared at that release
 rebase-check:
 	@hack/rebase-check.sh
 

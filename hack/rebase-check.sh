@@ -3,8 +3,10 @@
 # v1.38.0-alpha.0 (master as of August 2026), the way a reviewer would rebase
 # it: each patch on its own, a conflicting one reported and left out. It
 # reports, per patch, whether it applied cleanly, applied only with a
-# three-way merge, or conflicts (and in which files), and builds the kubelet
-# and vets the changed packages when every patch applies.
+# three-way merge, or conflicts (and in which files), and, when every patch
+# applies, builds the kubelet, vets the changed packages and runs their tests
+# with the series' gates declared at the release's minor version, as upstream
+# declares a new gate at the release it merges into.
 #
 #   make rebase-check                               # v1.38.0-alpha.0
 #   make rebase-check REBASE_VERSION=v1.37.2
@@ -77,6 +79,37 @@ if [ "${conflicts}" = 0 ]; then
   step_done
 fi
 
+tested="not run"
+if [ "${conflicts}" = 0 ]; then
+  minor=$(echo "${KUBE_VERSION#v}" | cut -d. -f1,2)
+  mapfile -t gates < <(git -C "${dir}" diff "${KUBE_VERSION}..HEAD" -- pkg/features/kube_features.go |
+    sed -n 's/^+\t\([A-Za-z0-9]*\) featuregate\.Feature = .*/\1/p')
+  series_minor=$(echo "${SERIES_BASE#v}" | cut -d. -f1,2)
+  if [ "${minor}" != "${series_minor}" ] && [ "${#gates[@]}" -gt 0 ]; then
+    step "declaring the series' gates (${gates[*]}) at ${minor}"
+    alt=$(IFS='|'; echo "${gates[*]}")
+    (cd "${dir}" &&
+      perl -0pi -e "s/(\t(?:${alt}): \{\n\t\t\{Version: version\.MustParse\(\")${series_minor//./\\.}\"/\${1}${minor}\"/g" pkg/features/kube_features.go &&
+      perl -0pi -e "s/(- name: (?:${alt})\n  versionedSpecs:\n(?:  .*\n)*?    version: \")${series_minor//./\\.}\"/\${1}${minor}\"/g" test/compatibility_lifecycle/reference/versioned_feature_list.yaml &&
+      perl -pi -e "s/^(\| (?:${alt}) \|(?: [^|]* \|)*? )${series_minor//./\\.}–/\${1}${minor}–/" test/compatibility_lifecycle/reference/feature_list.md)
+    declared=$(git -C "${dir}" diff --numstat | awk '{n += $1} END {print n + 0}')
+    [ "${declared}" = $(( 3 * ${#gates[@]} )) ] ||
+      die "re-declaring ${#gates[@]} gates at ${minor} changed ${declared} lines, not $(( 3 * ${#gates[@]} )): see git -C ${dir#"${ROOT}/"} diff."
+    git -C "${dir}" commit -q -a -m "features: declare the series' gates at ${minor}"
+    step_done
+  fi
+  step "testing the packages the series changes on ${KUBE_VERSION} (pkg/kubelet takes several minutes)"
+  mapfile -t test_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./test/e2e_node')
+  echo "    ${test_pkgs[*]}"
+  if (cd "${dir}" && go test -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}" "${test_pkgs[@]}"); then
+    tested="pass, with the gates declared at ${minor} (the node e2e specs are vetted only; upstream's known flake is skipped as in make test)"
+  else
+    tested="fail: see the output above"
+    conflicts=-1
+  fi
+  step_done
+fi
+
 {
   echo "### The series on ${KUBE_VERSION} (\`make rebase-check\`)"
   echo
@@ -85,6 +118,8 @@ fi
   printf '%s' "${rows}"
   echo
   echo "The kubelet: ${built}."
+  echo
+  echo "The changed packages' tests: ${tested}."
 } >"${report}"
 echo "    report: ${report#"${ROOT}/"}"
 printf 'rebase-check on %s done in %ss\n' "${KUBE_VERSION}" "$(( $(date +%s) - total_start ))"
