@@ -62,7 +62,7 @@ func main() {
 	flag.DurationVar(&o.ExitPoll, "exit-poll", 5*time.Millisecond, "how often /proc/self/mountinfo is read while the -exit-pods' volumes are unmounted")
 	flag.IntVar(&o.CrashLoopPods, "crashloop-pods", 10, "pods whose container exits 1 every 2 s with restartPolicy Always, added last; 0 adds none (-cluster: 0)")
 	flag.DurationVar(&o.CrashLoopWindow, "crashloop-window", time.Minute, "how long the -crashloop-pods' cost is measured, after 30 s of warm-up")
-	flag.IntVar(&o.ConfigMaps, "configmaps", 110, "-cluster: idle pods (at most -pods) whose config map is updated at once, in each wave")
+	flag.IntVar(&o.ConfigMaps, "configmaps", 110, "-cluster: idle pods (at most -pods) whose config map is updated in each wave, the updates spread evenly over 90 s")
 	flag.IntVar(&o.ConfigMapWaves, "configmap-waves", 3, "-cluster: waves of config map updates per round, each after the last wave's files changed")
 	flag.DurationVar(&o.ConfigMapTimeout, "configmap-timeout", 150*time.Second, "-cluster: how long a wave waits for the updated config maps in the pods' files")
 	rounds := flag.Int("rounds", 1, "rounds; each runs every configuration, in an order that changes from round to round (-cluster: 2)")

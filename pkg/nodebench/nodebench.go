@@ -67,7 +67,8 @@ type Options struct {
 	CrashLoopWindow time.Duration
 	// StockKubelet is Stock's binary; empty means node.StockKubelet's default.
 	StockKubelet string
-	// A cluster node updates ConfigMaps config maps at once, ConfigMapWaves times.
+	// A cluster node updates ConfigMaps config maps, spread over
+	// configMapSpread, ConfigMapWaves times.
 	ConfigMaps, ConfigMapWaves int
 	ConfigMapTimeout           time.Duration
 	Logf                       func(format string, args ...any)
@@ -524,9 +525,9 @@ func (Cluster) window(r *runState, w int, s0, s1 cpuSample) {
 	r.o.Logf("idle window %d/%d: kube-apiserver %.2f, kube-controller-manager %.2f CPU-s", w, r.o.Windows, m.APIServerCPU[w-1], m.ControllerManagerCPU[w-1])
 }
 
-// estimate: the control plane, 95 s a config map wave, each kind's pods and 20 s.
+// estimate: the control plane, 180 s a config map wave, each kind's pods and 20 s.
 func (Cluster) estimate(o Options) time.Duration {
-	return 2*time.Minute + time.Duration(o.ConfigMapWaves)*95*time.Second + time.Duration(len(ClusterPodKinds))*(time.Duration(2*o.Singles)*o.Gap+20*time.Second)
+	return 2*time.Minute + time.Duration(o.ConfigMapWaves)*(configMapSpread+90*time.Second) + time.Duration(len(ClusterPodKinds))*(time.Duration(2*o.Singles)*o.Gap+20*time.Second)
 }
 
 type runState struct {
@@ -1005,6 +1006,13 @@ func kindTimes(cl *cluster.Cluster, kind PodKind, names []string, created, delet
 	return t
 }
 
+// configMapSpread is how long a wave's updates are spread over, evenly: the
+// longest of the kubelet's pod resync periods (60 s, with up to 50 % jitter).
+// A pod's file changes at the pod's next sync, and pods started together
+// resync together: updates made at once would sample one phase of their
+// resync, so that each round's figure would depend on when its wave came.
+const configMapSpread = 90 * time.Second
+
 func configMapWave(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Options, idle []string, m *Mode) error {
 	count := min(o.ConfigMaps, len(idle))
 	files := make([]string, count)
@@ -1016,23 +1024,25 @@ func configMapWave(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Opt
 		files[i] = cl.ConfigMapFile(uid)
 	}
 	value := fmt.Sprintf("v-%d", time.Now().UnixNano())
-	o.Logf("updating %d config maps; waiting up to %v for the pods' files", count, o.ConfigMapTimeout)
-	updated := make([]time.Time, count)
-	for i := range count {
-		updated[i] = time.Now()
-		if err := cl.UpdateConfigMap(ctx, idle[i], value); err != nil {
-			return err
+	o.Logf("updating %d config maps over %v; waiting up to %v for each pod's file", count, configMapSpread, o.ConfigMapTimeout)
+	updated, seen, missed := make([]time.Time, count), make([]time.Time, count), make([]bool, count)
+	start, next := time.Now(), 0
+	for left := count; left > 0; {
+		for ; next < count && !time.Now().Before(start.Add(configMapSpread*time.Duration(next)/time.Duration(count))); next++ {
+			updated[next] = time.Now()
+			if err := cl.UpdateConfigMap(ctx, idle[next], value); err != nil {
+				return err
+			}
 		}
-	}
-	seen := make([]time.Time, count)
-	deadline := time.Now().Add(o.ConfigMapTimeout)
-	for left := count; left > 0 && time.Now().Before(deadline); {
-		for i, f := range files {
-			if !seen[i].IsZero() {
+		for i := range next {
+			if !seen[i].IsZero() || missed[i] {
 				continue
 			}
-			if data, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(data)) == value {
+			if data, err := os.ReadFile(files[i]); err == nil && strings.TrimSpace(string(data)) == value {
 				seen[i] = time.Now()
+				left--
+			} else if time.Since(updated[i]) > o.ConfigMapTimeout {
+				missed[i] = true
 				left--
 			}
 		}
@@ -1041,7 +1051,7 @@ func configMapWave(ctx context.Context, n *node.Node, cl *cluster.Cluster, o Opt
 		}
 	}
 	for i := range count {
-		if seen[i].IsZero() {
+		if missed[i] {
 			m.ConfigMapUpdateMissed++
 		} else {
 			m.ConfigMapUpdate = append(m.ConfigMapUpdate, seen[i].Sub(updated[i]).Seconds())
