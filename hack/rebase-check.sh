@@ -5,8 +5,9 @@
 # reports, per patch, whether it applied cleanly, applied only with a
 # three-way merge, or conflicts (and in which files), and, when every patch
 # applies, builds the kubelet, vets the changed packages and runs their tests
-# with the series' gates declared at the release's minor version, as upstream
-# declares a new gate at the release it merges into.
+# with the series' gates declared at the release's binary version
+# (DefaultKubeBinaryVersion), as upstream declares a new gate at the release
+# it merges into.
 #
 #   make rebase-check                               # v1.38.0-alpha.0
 #   make rebase-check REBASE_VERSION=v1.37.2
@@ -81,7 +82,10 @@ fi
 
 tested="not run"
 if [ "${conflicts}" = 0 ]; then
-  minor=$(echo "${KUBE_VERSION#v}" | cut -d. -f1,2)
+  # The release's binary version: master keeps the last release's until it is
+  # bumped (v1.38.0-alpha.0 is still 1.37).
+  minor=$(sed -n 's/^[[:space:]]*DefaultKubeBinaryVersion = "\(.*\)"$/\1/p' "${dir}/staging/src/k8s.io/component-base/version/base.go")
+  [ -n "${minor}" ] || die "cannot read DefaultKubeBinaryVersion in ${dir#"${ROOT}/"}/staging/src/k8s.io/component-base/version/base.go."
   mapfile -t gates < <(git -C "${dir}" diff "${KUBE_VERSION}..HEAD" -- pkg/features/kube_features.go |
     sed -n 's/^+\t\([A-Za-z0-9]*\) featuregate\.Feature = .*/\1/p')
   series_minor=$(echo "${SERIES_BASE#v}" | cut -d. -f1,2)
