@@ -73,7 +73,7 @@ if [ "${#race_pkgs[@]}" -gt 0 ]; then
 fi
 step_done
 
-step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side (2 to 7 minutes)"
+step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: started beside the next step (they mostly wait)"
 pristine="${OUT}/pristine${VERSION_SUFFIX}"
 if [ ! -d "${pristine}" ]; then
   tree_git worktree prune
@@ -92,7 +92,7 @@ run_known() {
   local name="$1" dir="$2" bin="$3" pattern="$4" attempt rc
   for attempt in 1 2 3; do
     rc=0
-    (cd "${dir}/pkg/kubelet/volumemanager" && "${bin}" -test.run "${pattern}" >"${OUT}/known${VERSION_SUFFIX}-${name}.log" 2>&1) || rc=$?
+    (cd "${dir}/pkg/kubelet/volumemanager" && exec "${bin}" -test.run "${pattern}" >"${OUT}/known${VERSION_SUFFIX}-${name}.log" 2>&1) || rc=$?
     [ "${rc}" = 0 ] && break
     if ! grep -q "${KNOWN_FLAKE}" "${OUT}/known${VERSION_SUFFIX}-${name}.log" || grep -qE '^(panic:|WARNING: DATA RACE)' "${OUT}/known${VERSION_SUFFIX}-${name}.log"; then
       echo "other failure (attempt ${attempt})" >"${OUT}/known${VERSION_SUFFIX}-${name}.verdict"
@@ -101,15 +101,34 @@ run_known() {
   done
   if [ "${rc}" = 0 ]; then echo "pass (attempt ${attempt})"; else echo "the known flake (3 attempts)"; fi >"${OUT}/known${VERSION_SUFFIX}-${name}.verdict"
 }
-# Each case in each configuration runs on its own, all at once: a failure
-# waits out WaitForAttachAndMount's 2 min 3 s, and they mostly wait.
+# Each case in each configuration runs on its own, all at once, beside the
+# other packages' tests: a failure waits out WaitForAttachAndMount's 2 min 3 s,
+# and they mostly wait.
+known_pids=()
 for i in "${!KNOWN_PRISTINE_FAILURES_CASES[@]}"; do
   sub="${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_CASES[i]}"
   run_known "pristine-${i}" "${pristine}" "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
+  known_pids+=($!)
   run_known "off-${i}" "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^${sub}" &
+  known_pids+=($!)
   run_known "on-${i}" "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^TestVolumeManagerTestsWithGateOn/${sub}" &
+  known_pids+=($!)
 done
-wait
+# If a step fails meanwhile, the runs (each a test binary under its
+# run_known) stop with make test.
+trap 'for p in "${known_pids[@]}"; do pkill -P "${p}" 2>/dev/null; kill "${p}" 2>/dev/null; done; true' EXIT
+step_done
+
+step "in-tree tests of the other packages the series touches (pkg/kubelet takes several minutes)"
+echo "    ${other_pkgs[*]}"
+if [ "${#other_pkgs[@]}" -gt 0 ]; then
+  (cd "${TREE}" && go test -count=1 -timeout 30m "${other_pkgs[@]}" ./pkg/kubelet/pleg/)
+fi
+step_done
+
+step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side"
+wait "${known_pids[@]}"
+trap - EXIT
 # Pristine fails these subtests here too, so their pass or fail carries no
 # signal: it is printed. What fails make test is a failure of the series
 # that is not the known flake (a panic, a race, a wrong error).
@@ -127,13 +146,6 @@ for i in "${!KNOWN_PRISTINE_FAILURES_CASES[@]}"; do
     fi
   done
 done
-step_done
-
-step "in-tree tests of the other packages the series touches (pkg/kubelet takes several minutes)"
-echo "    ${other_pkgs[*]}"
-if [ "${#other_pkgs[@]}" -gt 0 ]; then
-  (cd "${TREE}" && go test -count=1 -timeout 30m "${other_pkgs[@]}" ./pkg/kubelet/pleg/)
-fi
 step_done
 
 if [ "${#e2e_pkgs[@]}" -gt 0 ]; then
