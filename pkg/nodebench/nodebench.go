@@ -756,6 +756,9 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 	if err := waitRunning(ctx, n, o.Pods, 5*time.Minute); err != nil {
 		return err
 	}
+	if err := s.waitLogged(ctx, n, 5*time.Minute); err != nil {
+		return err
+	}
 	if err := n.SetVerbosity(ctx, node.DefaultVerbosity); err != nil {
 		return err
 	}
@@ -777,6 +780,34 @@ func runSingles(ctx context.Context, n *node.Node, o Options, idle []string, m *
 type singlePods struct {
 	removed, added     []string
 	removedAt, addedAt []time.Time
+}
+
+// waitLogged waits until the kubelet log has every added pod's mount wait and
+// every removed pod's unmount wait, or timeout passes (waits then says what is
+// missing): on a loaded node a deleted pod's container may still run when the
+// added pods' do, so the count of running containers does not say they ended.
+func (s singlePods) waitLogged(ctx context.Context, n *node.Node, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
+		if err != nil {
+			return err
+		}
+		logged := 0
+		for i := range s.added {
+			_, mounted := waits.Mount["default/"+n.PodName(s.added[i])]
+			_, unmounted := waits.Unmount["default/"+n.PodName(s.removed[i])]
+			if mounted && unmounted {
+				logged++
+			}
+		}
+		if logged == len(s.added) {
+			return nil
+		}
+		if err := sleep(ctx, 5*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s singlePods) waits(n *node.Node, idle []string, m *Mode) error {
