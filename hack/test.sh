@@ -73,14 +73,16 @@ if [ "${#race_pkgs[@]}" -gt 0 ]; then
 fi
 step_done
 
-step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: started beside the next step (they mostly wait)"
+step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: started beside the next two steps (they mostly wait)"
 pristine="${OUT}/pristine${VERSION_SUFFIX}"
 if [ ! -d "${pristine}" ]; then
   tree_git worktree prune
   tree_git worktree add -q --detach "${pristine}" "${KUBE_VERSION}"
 fi
-(cd "${pristine}" && go test -c -o "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
-(cd "${TREE}" && go test -c -o "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
+# Built as the kubelet is (static, -trimpath), so they reuse the packages the
+# kubelet's build compiled, and pristine's those the series leaves as they are.
+(cd "${pristine}" && CGO_ENABLED=0 go test -c -trimpath -o "${OUT}/pristine${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
+(cd "${TREE}" && CGO_ENABLED=0 go test -c -trimpath -o "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" ./pkg/kubelet/volumemanager/)
 # The known flake: WaitForAttachAndMount times out because the goroutines
 # that each report only their own volume as in use overwrite one another, so
 # the reconciler rarely sees some volumes reported. Any other failure is not
@@ -102,8 +104,8 @@ run_known() {
   if [ "${rc}" = 0 ]; then echo "pass (attempt ${attempt})"; else echo "the known flake (3 attempts)"; fi >"${OUT}/known${VERSION_SUFFIX}-${name}.verdict"
 }
 # Each case in each configuration runs on its own, all at once, beside the
-# other packages' tests: a failure waits out WaitForAttachAndMount's 2 min 3 s,
-# and they mostly wait.
+# other packages' tests and the node e2e vetting: a failure waits out
+# WaitForAttachAndMount's 2 min 3 s, and they mostly wait.
 known_pids=()
 for i in "${!KNOWN_PRISTINE_FAILURES_CASES[@]}"; do
   sub="${KNOWN_PRISTINE_FAILURES_TOP}/${KNOWN_PRISTINE_FAILURES_CASES[i]}"
@@ -126,6 +128,13 @@ if [ "${#other_pkgs[@]}" -gt 0 ]; then
 fi
 step_done
 
+if [ "${#e2e_pkgs[@]}" -gt 0 ]; then
+  step "node e2e tests of the series: compiled and vetted only (make test-e2e-node runs them; a few minutes cold)"
+  echo "    ${e2e_pkgs[*]}"
+  (cd "${TREE}" && go vet "${e2e_pkgs[@]}")
+  step_done
+fi
+
 step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side"
 wait "${known_pids[@]}"
 trap - EXIT
@@ -147,13 +156,6 @@ for i in "${!KNOWN_PRISTINE_FAILURES_CASES[@]}"; do
   done
 done
 step_done
-
-if [ "${#e2e_pkgs[@]}" -gt 0 ]; then
-  step "node e2e tests of the series: compiled and vetted only (make test-e2e-node runs them; a few minutes cold)"
-  echo "    ${e2e_pkgs[*]}"
-  (cd "${TREE}" && go vet "${e2e_pkgs[@]}")
-  step_done
-fi
 
 # The series' benchmarks, briefly: they must run, and their numbers are
 # printed. Performance claims come from make bench, not from here.
