@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"evented-volume-manager/pkg/bench"
 	"evented-volume-manager/pkg/cluster"
@@ -787,27 +788,24 @@ type singlePods struct {
 // missing): on a loaded node a deleted pod's container may still run when the
 // added pods' do, so the count of running containers does not say they ended.
 func (s singlePods) waitLogged(ctx context.Context, n *node.Node, timeout time.Duration) error {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Second, timeout, true, func(context.Context) (bool, error) {
 		waits, err := kubeletlog.ParseFile(n.KubeletLog(), kubeletlog.ParseVolumeWaits)
 		if err != nil {
-			return err
+			return false, err
 		}
-		logged := 0
 		for i := range s.added {
 			_, mounted := waits.Mount["default/"+n.PodName(s.added[i])]
 			_, unmounted := waits.Unmount["default/"+n.PodName(s.removed[i])]
-			if mounted && unmounted {
-				logged++
+			if !mounted || !unmounted {
+				return false, nil
 			}
 		}
-		if logged == len(s.added) {
-			return nil
-		}
-		if err := sleep(ctx, 5*time.Second); err != nil {
-			return err
-		}
+		return true, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return nil
 	}
-	return nil
+	return err
 }
 
 func (s singlePods) waits(n *node.Node, idle []string, m *Mode) error {
