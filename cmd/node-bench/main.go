@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command node-bench is the real-node side-by-side benchmark of make
 // node-bench and make node-bench-cluster (package nodebench). It writes
-// results.json, report.md and charts into -dir and prints the report; -sizes
+// results.json, report.md, charts and the idle windows' CPU profiles
+// (cpu-<config>-<n>.pb.gz) into -dir and prints the report; -sizes
 // runs it at each number of pods, into -dir/pods-N, then writes scale.md.
 //
 //	node-bench -out _output [-pods 110] [-rounds 1] [-stock=false] [-configs stock,gate-off,gate-on,all-gates] ...

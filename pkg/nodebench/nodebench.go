@@ -634,6 +634,9 @@ func (r *runState) idleWindows(ctx context.Context) error {
 	if err := <-profiled; err != nil {
 		return fmt.Errorf("profiling the kubelet: %w", err)
 	}
+	if err := saveProfile(o.Dir, m.Config, prof); err != nil {
+		return err
+	}
 	share, err := node.ShareOf(prof, node.VolumeManagerPackage)
 	if err != nil {
 		return err
@@ -641,6 +644,21 @@ func (r *runState) idleWindows(ctx context.Context) error {
 	m.ProfileSeconds, m.ProfileCPUSeconds, m.VolumeManagerCPUSeconds, m.VolumeManagerTop = idleLength.Seconds(), share.Total.Seconds(), share.Matched.Seconds(), share.Top
 	o.Logf("volume manager: %.1f%% of %.2f CPU-s sampled", 100*share.Fraction(), share.Total.Seconds())
 	return nil
+}
+
+// saveProfile writes prof beside results.json as cpu-<config>-<n>.pb.gz, of
+// the nth run of c, for `go tool pprof`.
+func saveProfile(dir string, c Config, prof *profile.Profile) error {
+	var buf bytes.Buffer
+	if err := prof.Write(&buf); err != nil {
+		return err
+	}
+	for n := 1; ; n++ {
+		name := filepath.Join(dir, fmt.Sprintf("cpu-%s-%d.pb.gz", c.hyphenated(), n))
+		if _, err := os.Stat(name); err != nil {
+			return os.WriteFile(name, buf.Bytes(), 0o644)
+		}
+	}
 }
 
 func (r *runState) idleWindow(ctx context.Context, w int) error {

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"sigs.k8s.io/yaml"
 
 	"evented-volume-manager/pkg/cluster"
@@ -474,6 +475,22 @@ func clusterMode(gate bool, scale float64) Mode {
 		m.Passes = map[string]float64{"reconciler/full": 6, "desired_state_of_world_populator/partial": 30}
 	}
 	return m
+}
+
+func TestSaveProfile(t *testing.T) {
+	dir := t.TempDir()
+	for range 2 {
+		if err := saveProfile(dir, AllGates, &profile.Profile{PeriodType: &profile.ValueType{Type: "cpu"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"cpu-all-gates-1.pb.gz", "cpu-all-gates-2.pb.gz"} {
+		if f, err := os.Open(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		} else if p, err := profile.Parse(f); err != nil || p.PeriodType.Type != "cpu" {
+			t.Errorf("%s: %v, %v", name, p, err)
+		}
+	}
 }
 
 func TestClusterReport(t *testing.T) {
