@@ -16,7 +16,8 @@
 #   FOCUS=REGEXP     a narrower set (--ginkgo.focus), such as
 #                    'Containers Lifecycle.*\[NodeConformance\]'; the skips
 #                    above still apply
-#   GATES="stock true"  the configurations, in order; the first is the
+#   GATES="stock true"  the configurations, in order (GATE of make
+#                    test-e2e-node: all is every gate on); the first is the
 #                    reference
 #
 # Each configuration's log and JUnit report, and the table (report.md), go to
@@ -51,6 +52,7 @@ for gate in ${GATES:-stock true}; do
   case "${gate}" in
     stock) label="stock ${KUBE_VERSION}" ;;
     true) label="gate on" ;;
+    all) label="all gates" ;;
     *) label="gate off" ;;
   esac
   runs+=("${label}=${results}/${gate}")

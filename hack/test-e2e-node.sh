@@ -31,7 +31,8 @@
 #                    specs are skipped by default (they would restart the
 #                    kubelet through systemd to turn the gate on). GATE=stock
 #                    runs upstream's v1.37.0 kubelet (make kubelet-stock),
-#                    which has no such gate, and skips them too.
+#                    which has no such gate, and skips them too. GATE=all
+#                    turns on every gate of the series.
 #   TIMEOUT=45m      the suite's timeout
 #   RESULTS=DIR      also keep the suite's log and JUnit report in DIR
 #
@@ -62,12 +63,14 @@ step "building e2e_node.test from the tree (about 4 minutes warm)"
 GATE="${GATE:-true}"
 case "${GATE}" in
   true | false) ln -sf "${KUBELET}" "${E2E}/kubelet" && kubelet_flags=(-feature-gates "EventedVolumeManager=${GATE}") ;;
+  all) ln -sf "${KUBELET}" "${E2E}/kubelet" &&
+    kubelet_flags=(-feature-gates "EventedVolumeManager=true,RelistOnPodTermination=true,VolumesInUseNodeStatusUpdate=true") ;;
   stock)
     [ -x "${STOCK_KUBELET}" ] || die "GATE=stock needs upstream's kubelet: run make kubelet-stock first."
     ln -sf "${STOCK_KUBELET}" "${E2E}/kubelet"
     kubelet_flags=(-kubelet stock)
     ;;
-  *) die "GATE=${GATE}: want true, false or stock." ;;
+  *) die "GATE=${GATE}: want true, false, all or stock." ;;
 esac
 step_done
 
@@ -111,7 +114,7 @@ step_done
 default_focus='Evented Volume Manager|Kubelet Volume Manager|\[sig-storage\] (ConfigMap|Secrets|Downward API volume|EmptyDir volumes|Projected (configMap|secret|downwardAPI|combined)|HostPath) .*\[NodeConformance\]'
 default_skip='\[Flaky\]|\[Slow\]|\[sig-storage\] .*(\[Serial\]|\[Disruptive\]|\[Feature:)'
 FOCUS="${FOCUS:-${default_focus}}"
-if [ "${GATE}" != true ]; then
+if [ "${GATE}" != true ] && [ "${GATE}" != all ]; then
   # The gate's own specs need the gate on. With it off they would turn it on
   # by restarting the kubelet through systemd (sudo systemctl), which a host
   # without systemd cannot do: with the gate off they are skipped.
