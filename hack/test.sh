@@ -121,17 +121,20 @@ done
 trap 'for p in "${known_pids[@]}"; do pkill -P "${p}" 2>/dev/null; kill "${p}" 2>/dev/null; done; true' EXIT
 step_done
 
+# These tests and the vetting below are built as the kubelet is (static,
+# -trimpath), so they reuse the packages its build compiled, and make
+# verify's per-commit builds and vets reuse theirs.
 step "in-tree tests of the other packages the series touches (pkg/kubelet takes several minutes)"
 echo "    ${other_pkgs[*]}"
 if [ "${#other_pkgs[@]}" -gt 0 ]; then
-  (cd "${TREE}" && go test -count=1 -timeout 30m "${other_pkgs[@]}" ./pkg/kubelet/pleg/)
+  (cd "${TREE}" && CGO_ENABLED=0 go test -trimpath -count=1 -timeout 30m "${other_pkgs[@]}" ./pkg/kubelet/pleg/)
 fi
 step_done
 
 if [ "${#e2e_pkgs[@]}" -gt 0 ]; then
   step "node e2e tests of the series: compiled and vetted only (make test-e2e-node runs them; a few minutes cold)"
   echo "    ${e2e_pkgs[*]}"
-  (cd "${TREE}" && go vet "${e2e_pkgs[@]}")
+  (cd "${TREE}" && CGO_ENABLED=0 go vet -trimpath "${e2e_pkgs[@]}")
   step_done
 fi
 

@@ -296,7 +296,8 @@ else
     echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")"
     git -C "${wt}" checkout -q --detach "${top}"
     log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
-    if (cd "${wt}" && go test -count=1 -skip "${KNOWN_FLAKE_SKIP}" "${pkgs[@]}" >"${log}" 2>&1); then
+    # Static and -trimpath, as the per-commit builds above, whose packages it reuses.
+    if (cd "${wt}" && CGO_ENABLED=0 go test -trimpath -count=1 -skip "${KNOWN_FLAKE_SKIP}" "${pkgs[@]}" >"${log}" 2>&1); then
       echo "      $(grep -c '^ok' "${log}") packages pass: ${pkgs[*]}"
     else
       grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /'
