@@ -81,7 +81,7 @@ node-test-cluster: kubelet node-deps cluster-deps
 test-e2e-node: kubelet node-deps
 	@hack/test-e2e-node.sh
 
-## node-conformance: upstream's [NodeConformance] node e2e specs, offline, on stock v1.37.0 and with the gate on, and the table (root; about 80 minutes; SLOW=true adds [Slow] and [Serial])
+## node-conformance: upstream's [NodeConformance] node e2e specs, offline, on stock v1.37.0 and with the gate on (GATES="stock all": every gate), and the table (root; about 50 minutes; SLOW=true adds [Slow] and [Serial])
 node-conformance: kubelet kubelet-stock node-deps
 	@hack/node-conformance.sh
 
