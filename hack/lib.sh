@@ -8,6 +8,9 @@ set -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT="${ROOT}/_output"
 PATCHES="${ROOT}/patches"
+# Every go command the scripts run compiles, links and vets with GOGC=400
+# (hack/tool-gogc.sh); what they run keeps go's default.
+export GOFLAGS="-toolexec=${ROOT}/hack/tool-gogc.sh${GOFLAGS:+ ${GOFLAGS}}"
 
 # The upstream release the series is kept against: patches/ is exported from
 # its tree. `make KUBE_VERSION=v1.37.2` assembles, builds and tests the series

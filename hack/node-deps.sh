@@ -49,7 +49,7 @@ step "runc ${RUNC_VERSION} (cgo, seccomp)"
 if [[ "$(version_of "${BIN}/runc")" == *"runc version ${RUNC_VERSION#v}"* ]]; then
   echo "    already built"
 else
-  GOBIN="${BIN}" CGO_ENABLED=1 GOFLAGS=-mod=mod go install -tags "seccomp urfave_cli_no_docs" \
+  GOBIN="${BIN}" CGO_ENABLED=1 GOFLAGS="${GOFLAGS} -mod=mod" go install -tags "seccomp urfave_cli_no_docs" \
     "github.com/opencontainers/runc@${RUNC_VERSION}" ||
     die "building runc ${RUNC_VERSION} failed (it needs gcc and libseccomp-dev)."
 fi

@@ -14,7 +14,7 @@ runtime_deps() {
     [ -x "${BIN}/ctr" ] && [ -x "${BIN}/containerd-shim-runc-v2" ]; then
     echo "    already built"
   else
-    GOBIN="${BIN}" CGO_ENABLED=0 GOFLAGS=-mod=mod go install -tags no_btrfs \
+    GOBIN="${BIN}" CGO_ENABLED=0 GOFLAGS="${GOFLAGS} -mod=mod" go install -tags no_btrfs \
       "github.com/containerd/containerd/v2/cmd/containerd@${CONTAINERD_VERSION}" \
       "github.com/containerd/containerd/v2/cmd/ctr@${CONTAINERD_VERSION}" \
       "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@${CONTAINERD_VERSION}" ||
