@@ -120,6 +120,12 @@ changed_packages() {
     if [ "${d}" != . ]; then echo "./${d}/..."; fi
   done | LC_ALL=C sort -u
 }
+# kill_tree PID: stops PID and the processes it started.
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1"); do kill_tree "${c}"; done
+  kill "$1" 2>/dev/null || true
+}
 # holds_go REPO COMMIT DIR: whether DIR holds Go files at COMMIT.
 holds_go() {
   git -C "$1" ls-tree --name-only "$2" "$3/" | grep '\.go$' >/dev/null

@@ -18,6 +18,29 @@ if is_root && [ "${NODE_SMOKE:-1}" != 0 ]; then
   echo "      NODE_SMOKE=0 make test skips the node."
 fi
 
+mapfile -t pkgs < <(changed_packages "${KUBE_VERSION}..HEAD")
+mapfile -t race_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./pkg/kubelet/volumemanager')
+mapfile -t other_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./pkg/kubelet/volumemanager' -e '^\./test/e2e_node')
+# The node e2e suite needs a node and an API server: make test-e2e-node runs
+# it. Here it is only compiled and vetted.
+mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
+
+# The volume manager packages' tests include upstream's own tests re-run with
+# the gate on (TestVolumeManagerTestsWithGateOn), so one run covers both gate
+# values. They start first and run beside the root module's tests and the
+# node's setup: compiled for -race, they share no package with those, and the
+# reconciler's run keeps one core busy for minutes.
+step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on): started beside the next steps"
+race_log="${OUT}/test-race${VERSION_SUFFIX}.log"
+: >"${race_log}"
+race_pid=
+if [ "${#race_pkgs[@]}" -gt 0 ]; then
+  (cd "${TREE}" && exec go test -race -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}" "${race_pkgs[@]}") >"${race_log}" 2>&1 &
+  race_pid=$!
+  trap 'kill_tree "${race_pid}"' EXIT
+fi
+step_done
+
 step "root module: go vet and go test ./... (drives ${KUBELET#"${ROOT}/"})"
 (cd "${ROOT}" && go vet ./...)
 (cd "${ROOT}" && EVM_KUBELET="${KUBELET}" EVM_KUBE_VERSION="${KUBE_VERSION}" EVM_REQUIRE_BINARIES=1 go test -count=1 ./...)
@@ -50,27 +73,20 @@ else
   fi
 fi
 
-mapfile -t pkgs < <(changed_packages "${KUBE_VERSION}..HEAD")
-mapfile -t race_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./pkg/kubelet/volumemanager')
-mapfile -t other_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -v -e '^$' -e '^\./pkg/kubelet/volumemanager' -e '^\./test/e2e_node')
-# The node e2e suite needs a node and an API server: make test-e2e-node runs
-# it. Here it is only compiled and vetted.
-mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
-
 # The upstream test cases that flake on pristine v1.37.0
 # (KNOWN_PRISTINE_FAILURES_* in lib.sh) are not skipped here: they run on
 # pristine v1.37.0 and on the series (gate off and gate on) side by side
 # below, the outcomes are printed, and the series must not fail them in any
 # way other than pristine's known flake.
 
-# The volume manager packages' tests include upstream's own tests re-run with
-# the gate on (TestVolumeManagerTestsWithGateOn), so one run covers
-# both gate values.
-step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on)"
+step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on): outcome"
 echo "    ${race_pkgs[*]}"
-if [ "${#race_pkgs[@]}" -gt 0 ]; then
-  (cd "${TREE}" && go test -race -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}" "${race_pkgs[@]}")
-fi
+[ -z "${race_pid}" ] || wait "${race_pid}" || {
+  cat "${race_log}" >&2
+  die "the volume manager packages' tests fail with -race (above; the log is ${race_log#"${ROOT}/"})."
+}
+trap - EXIT
+cat "${race_log}"
 step_done
 
 step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: started beside the next two steps (they mostly wait)"

@@ -21,10 +21,10 @@
 #      changes (numstat: per file, the commits change no more lines than the
 #      series' diff);
 #   8. every commit of the series builds the kubelet and passes go vet on the
-#      packages it changes (git rebase --exec; VERIFY_EACH_COMMIT=0 skips it);
+#      packages it changes (VERIFY_EACH_COMMIT=0 skips it);
 #   9. the top commit of each pull request of the stack (PR_TOPS, PR.md)
-#      passes the tests of the packages its PR changes (VERIFY_EACH_PR=0
-#      skips it);
+#      passes the tests of the packages its PR changes, beside the builds of
+#      step 8 (VERIFY_EACH_PR=0 skips it);
 #  10. shellcheck passes on hack/*.sh, hack/runtimes/*.sh and .ci/run.
 # It also checks the series' budgets (cmd/series-budget): non-test Go lines
 # per PR (at most 700) and in all (at most 1,800), exported
@@ -89,22 +89,44 @@ churn() {
     }'
 }
 
-# check_commit: builds the kubelet as hack/build-kubelet.sh does, and vets the
-# packages that the commit checked out in the current directory changes. The
-# per-commit step runs it at each commit with git rebase --exec, in a bash of
-# its own (EACH_COMMIT). It records a commit that fails in the file
-# EACH_COMMIT_FAILED and succeeds, so that the rebase goes on to the next.
+# check_commit COMMIT: checks COMMIT out in the verify worktree, builds the
+# kubelet as hack/build-kubelet.sh does, and vets the packages the commit
+# changes. A commit that fails is reported and added to failed_commits, and
+# the next is checked.
+failed_commits=()
 check_commit() {
   local commit pkgs out start=${SECONDS}
-  commit=$(git log -1 --format='%h %s')
-  mapfile -t pkgs < <(changed_packages HEAD^..HEAD .)
-  if out=$(CGO_ENABLED=0 go build -trimpath -buildvcs=false -o /dev/null ./cmd/kubelet 2>&1 &&
+  git -C "${wt}" checkout -q --detach "$1"
+  commit=$(git -C "${wt}" log -1 --format='%h %s')
+  mapfile -t pkgs < <(changed_packages HEAD^..HEAD "${wt}")
+  if out=$(cd "${wt}" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o /dev/null ./cmd/kubelet 2>&1 &&
     { [ "${#pkgs[@]}" = 0 ] || CGO_ENABLED=0 go vet -trimpath -buildvcs=false "${pkgs[@]}" 2>&1; }); then
     echo "    ok    ${commit} ($(( SECONDS - start ))s; vet: ${pkgs[*]:-no package})"
   else
     echo "    FAIL  ${commit}"
     printf '%s\n' "${out}" | tail -30 | sed 's/^/          /'
-    echo "${commit}" >>"${EACH_COMMIT_FAILED}"
+    failed_commits+=("${commit}")
+  fi
+}
+
+# pr_test I: tests, in the worktree pr_wt, the packages that PR I+1 changes,
+# at its top commit, and writes the outcome to verify-prN.result.
+pr_test() {
+  local i="$1" top base pkgs log result
+  top="${commits[$(( PR_TOPS[i] - 1 ))]}"
+  base="${KUBE_VERSION}"
+  [ "${i}" = 0 ] || base="${commits[$(( PR_TOPS[i - 1] - 1 ))]}"
+  log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
+  result="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.result"
+  mapfile -t pkgs < <(changed_packages "${base}..${top}" | grep -v '^\./test/e2e')
+  git -C "${pr_wt}" checkout -q --detach "${top}"
+  echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")" >"${result}"
+  # Static and -trimpath, as the per-commit builds, whose packages it reuses.
+  if (cd "${pr_wt}" && CGO_ENABLED=0 go test -trimpath -count=1 -skip "${KNOWN_FLAKE_SKIP}" "${pkgs[@]}" >"${log}" 2>&1); then
+    echo "      $(grep -c '^ok' "${log}") packages pass: ${pkgs[*]}" >>"${result}"
+  else
+    grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /' >>"${result}"
+    echo FAIL >>"${result}"
   fi
 }
 
@@ -113,8 +135,13 @@ if [ -n "$(tree_git status --porcelain --untracked-files=no)" ]; then
   echo "    warning: the tree has uncommitted edits; verifying its HEAD only" >&2
 fi
 wt="${OUT}/verify-worktree${VERSION_SUFFIX}"
+pr_wt="${OUT}/verify-pr-worktree${VERSION_SUFFIX}"
+pr_fifo="${OUT}/verify-pr${VERSION_SUFFIX}.fifo"
 cleanup() {
+  [ -z "${pr_worker:-}" ] || kill_tree "${pr_worker}"
+  rm -f "${pr_fifo}" "${OUT}/verify-pr"*"${VERSION_SUFFIX}.result"
   tree_git worktree remove --force "${wt}" >/dev/null 2>&1 || rm -rf "${wt}"
+  tree_git worktree remove --force "${pr_wt}" >/dev/null 2>&1 || rm -rf "${pr_wt}"
   tree_git worktree prune >/dev/null 2>&1 || true
   rm -rf "${OUT}/verify-export"
 }
@@ -245,69 +272,70 @@ churn "${TREE}" "${KUBE_VERSION}" "${head}" ||
     with fixup/edit, until this check reports 0 more lines; then make update-patches.")
 step_done
 
+# The stack of pull requests PR.md describes: the number of the last patch of
+# each PR. Each PR's top commit must pass the tests of the packages its PR
+# changes; the last PR's is HEAD, which make test covers. Upstream's known
+# flake (KNOWN_FLAKE_SKIP in lib.sh) is skipped there: it fails on pristine
+# v1.37.0 too, and make test runs it on pristine and on the series side by
+# side. The PRs' tests run in a worker of their own, one PR after the other, as
+# the per-commit step below passes each PR's top commit: beside the builds of
+# the commits after it (on 2 cores, links and test runs leave one idle), and
+# with the packages that build compiled. start_due_pr_tests N hands the worker
+# each PR whose top is one of the first N commits.
+next_pr=0
+if [ "${VERIFY_EACH_PR:-1}" != 0 ]; then
+  tree_git worktree add -q --detach "${pr_wt}" "${head}"
+  mkfifo "${pr_fifo}"
+  while read -r i; do pr_test "${i}"; done <"${pr_fifo}" &
+  pr_worker=$!
+  exec {pr_fd}>"${pr_fifo}"
+fi
+start_due_pr_tests() {
+  [ "${VERIFY_EACH_PR:-1}" != 0 ] || return 0
+  while [ "${next_pr}" -lt $(( ${#PR_TOPS[@]} - 1 )) ] && [ "${PR_TOPS[next_pr]}" -le "$1" ]; do
+    echo "${next_pr}" >&"${pr_fd}"
+    next_pr=$(( next_pr + 1 ))
+  done
+}
+
 if [ "${VERIFY_EACH_COMMIT:-1}" = 0 ]; then
   step "each commit builds and vets"
   echo "    SKIPPED: VERIFY_EACH_COMMIT=0"
   step_done
 else
-  # In the verify worktree, git rebase --exec runs check_commit at each
-  # commit: the commits are on KUBE_VERSION already, so the rebase checks
-  # them out one after the other and keeps them. A bash function does not
-  # reach the exec's bash through git's sh, so EACH_COMMIT carries its text.
   # -trimpath and CGO_ENABLED=0, as hack/build-kubelet.sh builds, key the
   # build cache by module rather than by directory: the worktree reuses the
   # tree's builds, and each commit rebuilds only what it changes.
-  step "each commit builds the kubelet (go build ./cmd/kubelet) and vets the packages it changes (git rebase --exec; about 3 minutes on 2 cores with a warm build cache; VERIFY_EACH_COMMIT=0 skips)"
-  failed="${OUT}/verify-each-commit${VERSION_SUFFIX}.failed"
-  log="${OUT}/verify-each-commit${VERSION_SUFFIX}.log"
-  : >"${failed}"
-  git -C "${wt}" checkout -q --detach "${head}"
-  # shellcheck disable=SC2016 # the exec's sh expands EACH_COMMIT
-  EACH_COMMIT="$(declare -f check_commit changed_packages holds_go); check_commit" EACH_COMMIT_FAILED="${failed}" \
-    git -C "${wt}" rebase --quiet --exec 'bash -c "${EACH_COMMIT}"' "${KUBE_VERSION}" 2>"${log}" || {
-    cat "${log}" >&2
-    git -C "${wt}" rebase --abort >/dev/null 2>&1 || true
-    die "the per-commit build could not run (see above); VERIFY_EACH_COMMIT=0 skips it."
-  }
-  [ ! -s "${failed}" ] ||
+  step "each commit builds the kubelet (go build ./cmd/kubelet) and vets the packages it changes, with each PR's tests beside (about 3 minutes on 2 cores with a warm build cache; VERIFY_EACH_COMMIT=0 skips)"
+  for n in "${!commits[@]}"; do
+    check_commit "${commits[n]}"
+    start_due_pr_tests $(( n + 1 ))
+  done
+  [ "${#failed_commits[@]}" = 0 ] ||
     failures+=("commits of the series do not build or vet (see \"each commit builds...\" above):
-$(sed 's/^/      /' "${failed}")
+$(printf '      %s\n' "${failed_commits[@]}")
     Every commit must build for git bisect: in ${TREE#"${ROOT}/"}, git rebase -i ${KUBE_VERSION}, edit the failing
     commits (or move the code they need before them), then make update-patches.")
   step_done
 fi
 
-# The stack of pull requests PR.md describes: the number of the last patch of
-# each PR, in merge order. Each PR's top commit must pass the tests of the
-# packages its PR changes; the last PR's is HEAD, which make test covers.
-# Upstream's known flake (KNOWN_FLAKE_SKIP in lib.sh) is skipped here: it
-# fails on pristine v1.37.0 too, and make test runs it on pristine and on the
-# series side by side.
 if [ "${VERIFY_EACH_PR:-1}" = 0 ]; then
   step "each PR's top commit passes its packages' tests"
   echo "    SKIPPED: VERIFY_EACH_PR=0"
   step_done
 else
-  step "each PR's top commit passes the tests of the packages its PR changes (about 8 minutes; VERIFY_EACH_PR=0 skips)"
-  mapfile -t commits < <(tree_git rev-list --reverse "${KUBE_VERSION}..${head}")
-  [ "${#commits[@]}" = "${PR_TOPS[-1]}" ] ||
-    die "the series has ${#commits[@]} commits, but PR_TOPS in hack/verify.sh ends at ${PR_TOPS[-1]}: update it and PR.md together."
-  base="${KUBE_VERSION}"
-  for i in $(seq 0 $(( ${#PR_TOPS[@]} - 2 ))); do
-    top="${commits[$(( PR_TOPS[i] - 1 ))]}"
-    mapfile -t pkgs < <(changed_packages "${base}..${top}" | grep -v '^\./test/e2e')
-    echo "    PR $(( i + 1 )) at $(tree_git log -1 --format='%h %s' "${top}")"
-    git -C "${wt}" checkout -q --detach "${top}"
-    log="${OUT}/verify-pr$(( i + 1 ))${VERSION_SUFFIX}.log"
-    # Static and -trimpath, as the per-commit builds above, whose packages it reuses.
-    if (cd "${wt}" && CGO_ENABLED=0 go test -trimpath -count=1 -skip "${KNOWN_FLAKE_SKIP}" "${pkgs[@]}" >"${log}" 2>&1); then
-      echo "      $(grep -c '^ok' "${log}") packages pass: ${pkgs[*]}"
-    else
-      grep -v '^ok\|no test files' "${log}" | tail -40 | sed 's/^/      /'
-      failures+=("PR $(( i + 1 ))'s top commit does not pass the tests of the packages it changes (see above).
+  step "each PR's top commit passes the tests of the packages its PR changes (about 8 minutes, mostly beside the per-commit builds; VERIFY_EACH_PR=0 skips)"
+  start_due_pr_tests "${#commits[@]}"
+  exec {pr_fd}>&-
+  wait "${pr_worker}" || true
+  pr_worker=
+  for i in $(seq 1 $(( ${#PR_TOPS[@]} - 1 ))); do
+    result="${OUT}/verify-pr${i}${VERSION_SUFFIX}.result"
+    [ -s "${result}" ] || printf '    PR %s: its tests did not run (see above)\nFAIL\n' "${i}" >"${result}"
+    grep -v '^FAIL$' "${result}"
+    ! grep -q '^FAIL$' "${result}" ||
+      failures+=("PR ${i}'s top commit does not pass the tests of the packages it changes (see above).
     Every PR must merge on its own: fix the failing commit in ${TREE#"${ROOT}/"} with git rebase -i ${KUBE_VERSION}, then make update-patches.")
-    fi
-    base="${top}"
   done
   step_done
 fi
