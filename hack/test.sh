@@ -27,7 +27,8 @@ mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 
 # The volume manager packages' tests include upstream's own tests re-run with
 # the gate on (TestVolumeManagerTestsWithGateOn), so one run covers both gate
-# values. They start first and run beside the root module's tests and the
+# values, but for upstream's spinning tests with the gate off (lib.sh), which
+# run below. They start first and run beside the root module's tests and the
 # node's setup: compiled for -race, they share no package with those, and the
 # reconciler's run keeps one core busy for minutes.
 step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on): started beside the next steps"
@@ -35,7 +36,7 @@ race_log="${OUT}/test-race${VERSION_SUFFIX}.log"
 : >"${race_log}"
 race_pid=
 if [ "${#race_pkgs[@]}" -gt 0 ]; then
-  (cd "${TREE}" && exec go test -race -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}" "${race_pkgs[@]}") >"${race_log}" 2>&1 &
+  (cd "${TREE}" && exec go test -race -count=1 -timeout 30m -skip "${KNOWN_FLAKE_SKIP}|^(${SPINNING_UPSTREAM_TESTS})\$" "${race_pkgs[@]}") >"${race_log}" 2>&1 &
   race_pid=$!
   trap 'kill_tree "${race_pid}"' EXIT
 fi
@@ -132,9 +133,15 @@ for i in "${!KNOWN_PRISTINE_FAILURES_CASES[@]}"; do
   run_known "on-${i}" "${TREE}" "${OUT}/series${VERSION_SUFFIX}-volumemanager.test" "^TestVolumeManagerTestsWithGateOn/${sub}" &
   known_pids+=($!)
 done
+# Upstream's spinning reconciler tests (lib.sh), with -race and the gate off,
+# run beside them too; the -race step ran their gate-on copies.
+spin_log="${OUT}/test-spinning${VERSION_SUFFIX}.log"
+: >"${spin_log}"
+spinning_tests "${TREE}" "${spin_log}" -race &
+spin_pid=$!
 # If a step fails meanwhile, the runs (each a test binary under its
 # run_known) stop with make test.
-trap 'for p in "${known_pids[@]}"; do pkill -P "${p}" 2>/dev/null; kill "${p}" 2>/dev/null; done; true' EXIT
+trap 'for p in "${known_pids[@]}"; do pkill -P "${p}" 2>/dev/null; kill "${p}" 2>/dev/null; done; kill_tree "${spin_pid}"; true' EXIT
 step_done
 
 # These tests and the vetting below are built as the kubelet is (static,
@@ -156,7 +163,17 @@ fi
 
 step "upstream tests that fail or flake on pristine ${KUBE_VERSION} here: outcomes side by side"
 wait "${known_pids[@]}"
+spin_rc=0
+wait "${spin_pid}" || spin_rc=$?
 trap - EXIT
+spin_failed=$(grep -c '^spinning_tests: attempt' "${spin_log}" || true)
+echo "    ${SPINNING_UPSTREAM_TESTS//|/ and } (kubernetes#140352), gate off, -race:"
+if [ "${spin_rc}" = 0 ]; then
+  echo "      pass (attempt $(( spin_failed + 1 )))"
+else
+  test_failures "${spin_log}" | tail -n 40 >&2
+  die "upstream's ${SPINNING_UPSTREAM_TESTS//|/ and } fail twice with the gate off (above; the log is ${spin_log#"${ROOT}/"})."
+fi
 # Pristine fails these subtests here too, so their pass or fail carries no
 # signal: it is printed. What fails make test is a failure of the series
 # that is not the known flake (a panic, a race, a wrong error).
