@@ -29,8 +29,7 @@ mapfile -t e2e_pkgs < <(printf '%s\n' "${pkgs[@]}" | grep '^\./test/e2e_node')
 # the gate on (TestVolumeManagerTestsWithGateOn), so one run covers both gate
 # values, but for upstream's spinning tests with the gate off (lib.sh), which
 # run below. They start first and run beside the root module's tests and the
-# node's setup: compiled for -race, they share no package with those, and the
-# reconciler's run keeps one core busy for minutes.
+# node's setup (compiled for -race, they share no package with those).
 step "in-tree tests of the volume manager packages the series touches, with -race (gate off and on): started beside the next steps"
 race_log="${OUT}/test-race${VERSION_SUFFIX}.log"
 : >"${race_log}"
@@ -140,8 +139,8 @@ spin_log="${OUT}/test-spinning${VERSION_SUFFIX}.log"
 spinning_tests "${TREE}" "${spin_log}" -race &
 spin_pid=$!
 # If a step fails meanwhile, the runs (each a test binary under its
-# run_known) stop with make test.
-trap 'for p in "${known_pids[@]}"; do pkill -P "${p}" 2>/dev/null; kill "${p}" 2>/dev/null; done; kill_tree "${spin_pid}"; true' EXIT
+# run_known or spinning_tests) stop with make test.
+trap 'for p in "${known_pids[@]}" "${spin_pid}"; do kill_tree "${p}"; done' EXIT
 step_done
 
 # These tests and the vetting below are built as the kubelet is (static,

@@ -284,12 +284,12 @@ step_done
 
 # The stack of pull requests PR.md describes: the number of the last patch of
 # each PR. Each PR's top commit must pass the tests of the packages its PR
-# changes; the last PR's is HEAD, which make test covers. Upstream's flakes
-# (PR_TEST_SKIP above) are skipped there: pristine v1.37.0 has them too, and
-# make test runs them. The PRs' tests run in a worker of their own, one PR
-# after the other, as the per-commit step below passes each PR's top commit:
-# beside the builds of the commits after it (on 2 cores, links and test runs
-# leave one idle), and with the packages that build compiled.
+# changes; the last PR's is HEAD, which make test covers. Upstream's known
+# flakes are skipped there (PR_TEST_SKIP above), and the spinning ones run on
+# their own. The PRs' tests run in a worker of their own, one PR after the
+# other, as the per-commit step below passes each PR's top commit: beside the
+# builds of the commits after it (on 2 cores, links and test runs leave one
+# idle), and with the packages that build compiled.
 # start_due_pr_tests N hands the worker each PR whose top is one of the first
 # N commits.
 next_pr=0
